@@ -1,0 +1,120 @@
+# dbtap: build, test, install. libbpf-tools style: *.bpf.c -> .bpf.o -> .skel.h -> dbtap.
+# `make deps` installs the Debian packages the build and the tests need.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+VERSION    := 0.1.0
+BUILD      := build
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+LLVM_STRIP ?= llvm-strip
+ARCH       := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS     ?= -O2 -g
+CFLAGS     += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
+              -std=gnu11 -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' \
+              -Isrc -I$(BUILD)
+LDLIBS     := -lbpf -lelf -ldw -lz -lpfm -lm -lpthread
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS  := $(wildcard src/bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst src/bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst src/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+APP_SRCS  := $(filter-out src/bpf/%.bpf.c,$(wildcard src/*.c src/*/*.c))
+APP_ASMS  := $(wildcard src/*/*.S)
+APP_OBJS  := $(patsubst src/%.c,$(BUILD)/%.o,$(APP_SRCS)) $(patsubst src/%.S,$(BUILD)/%.o,$(APP_ASMS))
+LIB_OBJS  := $(filter-out $(BUILD)/main.o,$(APP_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.S)
+WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename $(WORKLOAD_SRCS))))
+
+DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
+                libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
+                bpftrace perl procps
+
+.PHONY: all deps check unit-test tap-test demo install clean workloads
+.DELETE_ON_ERROR:
+
+all: dbtap workloads
+
+deps:
+	@tools/install-deps $(DEB_PACKAGES)
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard src/bpf/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+$(BUILD)/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h src/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: src/%.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -c $< -o $@
+
+dbtap: $(APP_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# Test workloads: deterministic targets with known instructions and USDT sites.
+workloads: $(WORKLOADS)
+$(BUILD)/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -Wall -Werror -o $@ $< -lm -lpthread
+$(BUILD)/workloads/%: tests/workloads/%.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -o $@ $<
+
+unit-test: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
+
+tap-test: dbtap workloads
+	@cd tests/t && prove --timer $(if $(T),$(T),t[0-9]*.sh)
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory tap-test
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tools/demo
+
+install: dbtap
+	install -D -m 0755 dbtap $(DESTDIR)$(PREFIX)/bin/dbtap
+	install -d $(DESTDIR)$(PREFIX)/share/doc/dbtap
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/dbtap/
+
+clean:
+	rm -rf $(BUILD) dbtap

@@ -1,0 +1,43 @@
+/* The command table's contract: one entry point per command, options parsed inside it. */
+#ifndef DBTAP_CMD_CMD_H
+#define DBTAP_CMD_CMD_H
+
+#include <stdbool.h>
+
+/* Options accepted before or after the command name. */
+struct global_opts {
+	bool json;    /* -j/--json: NDJSON on stdout, one object per report line */
+	bool verbose; /* -v/--verbose: libbpf's debug output and dbtap's own chatter */
+};
+
+extern struct global_opts global;
+
+/*
+ * Each command gets argv with argv[0] = the command name, returns an exit status
+ * (EXIT_OK, EXIT_FAIL, EXIT_USAGE from util/error.h). It must detach everything it
+ * attached on every return path.
+ */
+int cmd_doctor(int argc, char **argv);
+int cmd_pg(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_tps(int argc, char **argv);
+int cmd_latency(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/*
+ * getopt_long helpers every command uses the same way: -j and -v are accepted in any
+ * command's option list. Returns true when opt was a global option and was consumed.
+ */
+bool global_opt(int opt);
+#define GLOBAL_SHORTOPTS "jv"
+#define GLOBAL_LONGOPTS { "json", no_argument, NULL, 'j' }, { "verbose", no_argument, NULL, 'v' }
+
+/*
+ * After getopt_long returned '?' or ':' (commands set opterr = 0 and start their
+ * short options with ':'): names the offending word, hints at --help, returns EXIT_USAGE.
+ */
+int cmd_bad_option(const char *cmd, int opt, char **argv);
+
+#endif
