@@ -1,0 +1,52 @@
+#!/bin/bash
+# t0000: the command line itself: help, version, unknown words.
+test_description='dbtap --help, --version, unknown commands and options'
+. "$(dirname "$0")"/../lib/test-lib.sh
+
+test_expect_success 'dbtap --help lists every command and exits 0' '
+	dbtap --help >out &&
+	for c in doctor pg watch tps latency count stat bench; do
+		grep -q "^  $c " out || { echo "missing $c"; return 1; }
+	done
+'
+
+test_expect_success 'dbtap --version names the version from the Makefile' '
+	dbtap --version >out &&
+	want=$(sed -n "s/^VERSION *:= *//p" "$TEST_ROOT/Makefile") &&
+	test -n "$want" &&
+	grep -q "^dbtap $want " out
+'
+
+test_expect_success 'dbtap with no command is a usage error (2)' '
+	test_expect_code 2 dbtap 2>err &&
+	test_grep usage err
+'
+
+test_expect_success 'an unknown command exits 2 and names the word, with a hint' '
+	test_expect_code 2 dbtap frobnicate >out 2>err &&
+	test_grep "frobnicate" err &&
+	test_grep "^hint: " err &&
+	test ! -s out
+'
+
+test_expect_success 'an unknown global option exits 2 and names it' '
+	test_expect_code 2 dbtap --frobnicate pg 2>err &&
+	test_grep "frobnicate" err &&
+	test_grep "^hint: " err
+'
+
+test_expect_success 'an unknown command option exits 2 and names it' '
+	test_expect_code 2 dbtap pg --frobnicate 2>err &&
+	test_grep "frobnicate" err &&
+	test_expect_code 2 dbtap doctor -Z 2>err &&
+	test_grep "Z" err
+'
+
+test_expect_success 'dbtap COMMAND --help prints options and exits 0' '
+	for c in doctor pg; do
+		dbtap $c --help >out || return 1
+		test_grep "usage: dbtap $c" out || return 1
+	done
+'
+
+test_done
