@@ -9,8 +9,6 @@
 #include "cmd/cmd.h"
 #include "util/error.h"
 
-struct global_opts global;
-
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -61,33 +59,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (!global.verbose)
 		return 0; /* dbtap reports failures itself, with a hint */
 	return vfprintf(stderr, fmt, ap);
-}
-
-bool global_opt(int opt)
-{
-	switch (opt) {
-	case 'j':
-		global.json = true;
-		return true;
-	case 'v':
-		global.verbose = verbose_on = true;
-		return true;
-	}
-	return false;
-}
-
-int cmd_bad_option(const char *cmd, int opt, char **argv)
-{
-	const char *word = argv[optind - 1];
-
-	if (opt == ':')
-		error("option '%s' needs a value", word);
-	else if (optopt && word[0] == '-' && word[1] != '-')
-		error("unknown option '-%c'", optopt);
-	else
-		error("unknown option '%s'", word);
-	hint("see 'dbtap %s --help'", cmd);
-	return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,34 @@
+/* What every command shares: global options and the bad-option message. */
+#include <getopt.h>
+
+#include "cmd/cmd.h"
+#include "util/error.h"
+
+struct global_opts global;
+
+bool global_opt(int opt)
+{
+	switch (opt) {
+	case 'j':
+		global.json = true;
+		return true;
+	case 'v':
+		global.verbose = verbose_on = true;
+		return true;
+	}
+	return false;
+}
+
+int cmd_bad_option(const char *cmd, int opt, char **argv)
+{
+	const char *word = argv[optind - 1];
+
+	if (opt == ':')
+		error("option '%s' needs a value", word);
+	else if (optopt && word[0] == '-' && word[1] != '-')
+		error("unknown option '-%c'", optopt);
+	else
+		error("unknown option '%s'", word);
+	hint("see 'dbtap %s --help'", cmd);
+	return EXIT_USAGE;
+}
