@@ -16,7 +16,8 @@ CFLAGS     += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializer
               -std=gnu11 -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' \
               -Isrc -I$(BUILD)
 LDLIBS     := -lbpf -lelf -ldw -lz -lpfm -lm -lpthread
-BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
+              -I/usr/include/$(shell uname -m)-linux-gnu
 
 ifeq ($(V),1)
 Q :=
