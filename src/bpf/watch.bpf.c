@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Runs at each hardware breakpoint hit: counts per process, optionally streams the value. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/watch.h"
+
+const volatile __u64 watch_addr = 0;
+const volatile __u32 watch_len = 8;
+const volatile __u32 want_events = 0;
+
+/* Sizes set before load by watch.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+__u64 dropped = 0;   /* events the ring buffer had no room for */
+__u64 ignored = 0;   /* hits of processes outside the target */
+__u64 unrecorded = 0; /* hits of a new process when the counts map was full */
+
+static __always_inline void read_value(__u64 *v)
+{
+	const void *p = (const void *)watch_addr;
+
+	/* Constant sizes for the verifier; the value is little-endian in the low bytes. */
+	if (watch_len == 8)
+		bpf_probe_read_user(v, 8, p);
+	else if (watch_len == 4)
+		bpf_probe_read_user(v, 4, p);
+	else if (watch_len == 2)
+		bpf_probe_read_user(v, 2, p);
+	else
+		bpf_probe_read_user(v, 1, p);
+}
+
+SEC("perf_event")
+int on_hit(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u64 one = 1, *c;
+
+	if (!filter_match()) {
+		__sync_fetch_and_add(&ignored, 1);
+		return 0;
+	}
+	c = bpf_map_lookup_elem(&counts, &tgid);
+	if (!c) {
+		/* Two CPUs may race to create the entry: NOEXIST, then add to the winner's. */
+		if (bpf_map_update_elem(&counts, &tgid, &one, BPF_NOEXIST) == 0)
+			goto counted;
+		c = bpf_map_lookup_elem(&counts, &tgid);
+		if (!c) {
+			__sync_fetch_and_add(&unrecorded, 1);
+			goto counted;
+		}
+	}
+	__sync_fetch_and_add(c, 1);
+counted:
+	if (!want_events)
+		return 0;
+	struct watch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	e->ip = PT_REGS_IP((struct pt_regs *)&ctx->regs);
+	e->value = 0;
+	read_value(&e->value);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,155 @@
+/* Loads the watch program, opens the per-CPU breakpoints and attaches it to each. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/filter.h"
+#include "bpf/watch.h"
+#include "perf/breakpoint.h"
+#include "util/error.h"
+#include "watch.skel.h"
+
+struct watch_probe {
+	struct watch *skel;
+	struct breakpoint_set bps;
+	struct bpf_link **links;
+	int nlinks;
+	struct ring_buffer *rb;
+	int (*on_event)(void *ctx, const struct watch_event *e);
+	void *ctx;
+};
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct watch_probe *w = ctx;
+	if (size < sizeof(struct watch_event))
+		return 0;
+	return w->on_event ? w->on_event(w->ctx, data) : 0;
+}
+
+struct watch_probe *watch_probe_open(const struct watch_opts *o)
+{
+	struct watch_probe *w = calloc(1, sizeof(*w));
+	int err;
+
+	w->on_event = o->on_event;
+	w->ctx = o->ctx;
+	w->skel = watch__open();
+	if (!w->skel) {
+		error_errno("cannot open the watch BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	w->skel->rodata->watch_addr = o->addr;
+	w->skel->rodata->watch_len = o->len;
+	w->skel->rodata->want_events = o->events;
+	TARGET_FILTER_RODATA(w->skel, o->target);
+	/* 1 MiB of events: ~25k writes between two reads at 50 ms; drops are counted. */
+	bpf_map__set_max_entries(w->skel->maps.events, o->events ? 1 << 20 : 4096);
+
+	err = watch__load(w->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the watch BPF program");
+		hint("run as root; 'dbtap -v watch ...' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(w->skel->maps.filter_pids), o->target) < 0) {
+		error("cannot fill the process filter");
+		hint("too many pids? the filter holds 1024");
+		goto fail;
+	}
+	if (o->events) {
+		w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), handle_event, w, NULL);
+		if (!w->rb) {
+			error_errno("cannot set up the event ring buffer");
+			hint("run as root");
+			goto fail;
+		}
+	}
+
+	if (breakpoint_set_open(&w->bps, o->addr, o->len, o->mode) < 0)
+		goto fail;
+	w->links = calloc(w->bps.n, sizeof(*w->links));
+	for (int i = 0; i < w->bps.n; i++) {
+		w->links[i] = bpf_program__attach_perf_event(w->skel->progs.on_hit, w->bps.fds[i]);
+		if (!w->links[i]) {
+			int e = errno;
+			error("cannot attach the watch program to the breakpoint on cpu %d: %s",
+			      w->bps.cpus[i], strerror(e));
+			hint("run as root; 'dbtap doctor' checks perf-event BPF attachment");
+			errno = e;
+			goto fail;
+		}
+		w->nlinks++;
+	}
+	return w;
+fail:
+	err = errno;
+	watch_probe_destroy(w);
+	errno = err;
+	return NULL;
+}
+
+int watch_probe_poll_events(struct watch_probe *w, int timeout_ms)
+{
+	if (!w->rb)
+		return 0;
+	return timeout_ms > 0 ? ring_buffer__poll(w->rb, timeout_ms) : ring_buffer__consume(w->rb);
+}
+
+int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out)
+{
+	int fd = bpf_map__fd(w->skel->maps.counts);
+	int n = 0, cap = 64;
+	uint32_t key, next;
+	uint32_t *prev = NULL;
+	struct watch_count *v = malloc(cap * sizeof(*v));
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		uint64_t count;
+		if (bpf_map_lookup_elem(fd, &next, &count) == 0) {
+			if (n == cap)
+				v = realloc(v, (cap *= 2) * sizeof(*v));
+			v[n].pid = next;
+			v[n].count = count;
+			n++;
+		}
+		key = next;
+		prev = &key;
+	}
+	*out = v;
+	return n;
+}
+
+uint64_t watch_probe_dropped(const struct watch_probe *w)
+{
+	return w->skel->bss->dropped;
+}
+
+uint64_t watch_probe_ignored(const struct watch_probe *w)
+{
+	return w->skel->bss->ignored;
+}
+
+int watch_probe_ncpus(const struct watch_probe *w)
+{
+	return w->bps.n;
+}
+
+void watch_probe_destroy(struct watch_probe *w)
+{
+	if (!w)
+		return;
+	/* Links first so no program runs on a closed event, then the breakpoints. */
+	for (int i = 0; i < w->nlinks; i++)
+		bpf_link__destroy(w->links[i]);
+	free(w->links);
+	breakpoint_set_close(&w->bps);
+	ring_buffer__free(w->rb);
+	watch__destroy(w->skel);
+	free(w);
+}

@@ -1,0 +1,63 @@
+/* dbtap watch: what the breakpoint program shares with user space, and its loader's API. */
+#ifndef DBTAP_BPF_WATCH_H
+#define DBTAP_BPF_WATCH_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* One write, streamed with --events. */
+struct watch_event {
+	__u64 ts;     /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+	__u64 value;  /* the watched bytes right after the write (x86 traps after it) */
+	__u64 ip;     /* user address of the instruction after the one that wrote */
+	__u32 pid;    /* tgid */
+	__u32 tid;
+};
+
+#ifndef __bpf__
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/expr.h"
+#include "target/target.h"
+
+struct watch_probe;
+
+struct watch_opts {
+	uint64_t addr;
+	int len;
+	enum watch_mode mode;
+	const struct target *target;
+	bool events;                     /* stream every hit through the ring buffer */
+	/* Called for each event from watch_probe_poll_events(); return non-zero to stop. */
+	int (*on_event)(void *ctx, const struct watch_event *e);
+	void *ctx;
+};
+
+/* Per-process count read from the kernel. */
+struct watch_count {
+	uint32_t pid;
+	uint64_t count;
+};
+
+/*
+ * Opens and loads the program with the target's filter, opens a breakpoint on every
+ * CPU and attaches the program to each. NULL with the error printed (errno from the
+ * breakpoint, ENOSPC when all slots are taken); nothing stays attached then.
+ */
+struct watch_probe *watch_probe_open(const struct watch_opts *o);
+/* Hands pending events to on_event; waits up to timeout_ms (0: do not wait). */
+int watch_probe_poll_events(struct watch_probe *w, int timeout_ms);
+/* Counts per process so far (totals since attach); *out is malloc'd. Number or -1. */
+int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out);
+/* Events lost because the ring buffer was full; hits of processes outside the target. */
+uint64_t watch_probe_dropped(const struct watch_probe *w);
+uint64_t watch_probe_ignored(const struct watch_probe *w);
+/* CPUs the breakpoint is open on. */
+int watch_probe_ncpus(const struct watch_probe *w);
+/* Detaches everything, closes every breakpoint fd. NULL is fine. */
+void watch_probe_destroy(struct watch_probe *w);
+#endif
+
+#endif

@@ -1,0 +1,54 @@
+/* Where PostgreSQL keeps its XID and OID counters, per major version (or from DWARF). */
+#ifndef DBTAP_PG_LAYOUT_H
+#define DBTAP_PG_LAYOUT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct elf_file;
+
+/* One row of the layout table: the shared-memory struct the counters live in. */
+struct pg_layout {
+	int major_min, major_max;
+	const char *symbol;      /* global pointer to the struct (in .dynsym) */
+	const char *type;        /* the struct's name */
+	const char *xid_field;   /* nextFullXid (12, 13) or nextXid */
+	uint32_t xid_off, xid_size;
+	uint32_t oid_off, oid_size;           /* nextOid */
+	uint32_t oidcount_off, oidcount_size; /* oidCount */
+	uint32_t struct_size;
+};
+
+enum pg_counter { PG_COUNTER_XID, PG_COUNTER_OID };
+
+/* A counter found: follow `symbol` (a pointer) and watch `size` bytes at +offset. */
+struct pg_counter_loc {
+	const char *symbol;
+	const char *field;
+	uint64_t offset, size;
+	int from_dwarf;  /* 1 when the binary's debug info gave the layout */
+};
+
+/* The table row covering major, or NULL for a version dbtap does not know. */
+const struct pg_layout *pg_layout_find(int major);
+/* The table itself (for tests and docs): n rows. */
+const struct pg_layout *pg_layout_table(int *n);
+
+/* "xid" -> PG_COUNTER_XID, "oid" -> PG_COUNTER_OID; -1 when name is no preset. */
+int pg_counter_parse(const char *name);
+const char *pg_counter_name(enum pg_counter c);
+/* What the counter's writes mean, for headers: "transactions that got an XID". */
+const char *pg_counter_meaning(enum pg_counter c);
+
+/*
+ * Locates counter c in a server of this major version. With DWARF in ef (NULL: none)
+ * the binary's own debug info decides; otherwise the table. Unknown versions without
+ * DWARF are refused: prints an error with a hint and returns -1.
+ */
+int pg_counter_locate(enum pg_counter c, int major, const struct elf_file *ef,
+		      struct pg_counter_loc *loc);
+
+/* Major version of the server a process belongs to (DATADIR/PG_VERSION via its cwd); -1. */
+int pg_major_of_process(pid_t pid);
+
+#endif
