@@ -1,0 +1,128 @@
+/* tps: transaction__start/commit/abort per backend, times and histograms aggregated in the kernel. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/tps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Display histogram configuration (--hist), in microseconds. */
+const volatile __u32 disp_kind = DISP_LOG2;
+const volatile __u64 disp_min = 0;
+const volatile __u64 disp_step = 1;
+const volatile __u32 disp_n = 0;
+const volatile __u64 disp_div = 1000;
+
+/*
+ * Keyed by thread id. LRU: backends that exit leave their entry behind, and the oldest
+ * go first when a busy server churns through more connections than the map holds.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct tps_backend);
+} backends SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tps_totals);
+} totals SEC(".maps");
+
+static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid)
+{
+	struct tps_backend *b = bpf_map_lookup_elem(&backends, &tid);
+
+	if (b)
+		return b;
+	struct tps_backend zero = { .tgid = tgid };
+	bpf_map_update_elem(&backends, &tid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&backends, &tid);
+}
+
+SEC("usdt")
+int BPF_USDT(tx_start)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 zero = 0;
+	struct tps_backend *b;
+	struct tps_totals *t;
+
+	if (!filter_match())
+		return 0;
+	now = bpf_ktime_get_ns();
+	b = backend_get((__u32)id, id >> 32);
+	t = bpf_map_lookup_elem(&totals, &zero);
+	if (!b || !t)
+		return 0;
+	b->starts++;
+	t->starts++;
+	if (b->last_start) {
+		__u64 c = now - b->last_start;
+		b->cycles++;
+		b->cycle_ns += c;
+		t->cycles++;
+		t->cycle_ns += c;
+	}
+	b->last_start = now;
+	b->open_start = now;
+	return 0;
+}
+
+static __always_inline void tx_end(bool commit)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 zero = 0, idx;
+	struct tps_backend *b;
+	struct tps_totals *t;
+
+	if (!filter_match())
+		return;
+	now = bpf_ktime_get_ns();
+	b = backend_get((__u32)id, id >> 32);
+	t = bpf_map_lookup_elem(&totals, &zero);
+	if (!b || !t)
+		return;
+	if (commit) {
+		b->commits++;
+		t->commits++;
+	} else {
+		b->aborts++;
+		t->aborts++;
+	}
+	/* A transaction that began before we attached has no start: counted, not timed. */
+	if (!b->open_start)
+		return;
+	__u64 d = now - b->open_start;
+	b->open_start = 0;
+	b->timed++;
+	b->txn_ns += d;
+	t->txn_count++;
+	t->txn_ns += d;
+	idx = loglinear_index(d);
+	if (idx < LL_BUCKETS)
+		t->ll[idx]++;
+	idx = disp_slot(disp_kind, d / disp_div, disp_min, disp_step, disp_n);
+	if (idx < DISP_SLOTS)
+		t->disp[idx]++;
+}
+
+SEC("usdt")
+int BPF_USDT(tx_commit)
+{
+	tx_end(true);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tx_abort)
+{
+	tx_end(false);
+	return 0;
+}

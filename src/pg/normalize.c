@@ -1,0 +1,243 @@
+/* Query-text normalization: literals -> $n, so statements group together and carry no secrets. */
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pg/probes.h"
+
+struct out {
+	char *buf;
+	size_t len, pos; /* pos counts every byte of the full result */
+	char last;       /* last byte emitted, even past the buffer */
+};
+
+static void put(struct out *o, char c)
+{
+	if (o->len && o->pos + 1 < o->len)
+		o->buf[o->pos] = c;
+	o->pos++;
+	o->last = c;
+}
+
+/* Collapses runs of white space and comments; never starts with a space. */
+static void put_space(struct out *o)
+{
+	if (o->pos == 0 || o->last == ' ')
+		return;
+	put(o, ' ');
+}
+
+static void put_param(struct out *o, int n)
+{
+	char tmp[16];
+	int k = snprintf(tmp, sizeof(tmp), "$%d", n);
+
+	for (int i = 0; i < k; i++)
+		put(o, tmp[i]);
+}
+
+static bool ident_start(unsigned char c)
+{
+	return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static bool ident_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* End of a quoted string starting at s (on the quote); backslash escapes if esc. */
+static const char *skip_quoted(const char *s, char q, bool esc)
+{
+	s++;
+	while (*s) {
+		if (esc && *s == '\\' && s[1]) {
+			s += 2;
+			continue;
+		}
+		if (*s == q) {
+			if (s[1] == q) { /* doubled quote */
+				s += 2;
+				continue;
+			}
+			return s + 1;
+		}
+		s++;
+	}
+	return s;
+}
+
+/* A dollar-quote opening tag at s ("$$" or "$tag$"): its length, 0 if not one. */
+static size_t dollar_tag(const char *s)
+{
+	size_t i = 1;
+
+	if (s[0] != '$')
+		return 0;
+	if (s[1] == '$')
+		return 2;
+	if (!ident_start((unsigned char)s[1]))
+		return 0;
+	while (s[i] && s[i] != '$') {
+		if (!ident_char((unsigned char)s[i]))
+			return 0;
+		i++;
+	}
+	return s[i] == '$' ? i + 1 : 0;
+}
+
+static const char *skip_number(const char *s)
+{
+	while (isdigit((unsigned char)*s) || *s == '_')
+		s++;
+	if (*s == '.' && s[1] != '.') {
+		s++;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if ((*s == 'e' || *s == 'E') &&
+	    (isdigit((unsigned char)s[1]) ||
+	     ((s[1] == '+' || s[1] == '-') && isdigit((unsigned char)s[2])))) {
+		s += 2;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	return s;
+}
+
+/*
+ * One pass over sql. With o == NULL only the highest $n already present is
+ * returned, so that new parameters are numbered after it (as pg_stat_statements does).
+ */
+static int scan(const char *s, struct out *o, int first_param)
+{
+	int param = first_param, maxp = 0;
+
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+
+		if (isspace(c)) {
+			while (isspace((unsigned char)*s))
+				s++;
+			if (o)
+				put_space(o);
+		} else if (c == '-' && s[1] == '-') {
+			while (*s && *s != '\n')
+				s++;
+			if (o)
+				put_space(o);
+		} else if (c == '/' && s[1] == '*') {
+			int depth = 1;
+			s += 2;
+			while (*s && depth) {
+				if (s[0] == '/' && s[1] == '*') {
+					depth++;
+					s += 2;
+				} else if (s[0] == '*' && s[1] == '/') {
+					depth--;
+					s += 2;
+				} else {
+					s++;
+				}
+			}
+			if (o)
+				put_space(o);
+		} else if (c == '\'') {
+			s = skip_quoted(s, '\'', false);
+			if (o)
+				put_param(o, param++);
+		} else if (c == '"') {
+			const char *e = skip_quoted(s, '"', false);
+			while (o && s < e)
+				put(o, *s++);
+			s = e;
+		} else if (c == '$' && isdigit((unsigned char)s[1])) {
+			int n = 0;
+			const char *b = s++;
+			while (isdigit((unsigned char)*s))
+				n = n * 10 + (*s++ - '0');
+			if (n > maxp)
+				maxp = n;
+			while (o && b < s)
+				put(o, *b++);
+		} else if (c == '$' && dollar_tag(s)) {
+			size_t tl = dollar_tag(s);
+			const char *end = s + tl;
+			for (;;) {
+				const char *e = strchr(end, '$');
+				if (!e) {
+					end += strlen(end);
+					break;
+				}
+				if (!strncmp(e, s, tl)) {
+					end = e + tl;
+					break;
+				}
+				end = e + 1;
+			}
+			s = end;
+			if (o)
+				put_param(o, param++);
+		} else if (isdigit(c) || (c == '.' && isdigit((unsigned char)s[1]))) {
+			s = skip_number(s);
+			if (o)
+				put_param(o, param++);
+		} else if (ident_start(c)) {
+			const char *b = s;
+			while (ident_char((unsigned char)*s))
+				s++;
+			size_t wl = s - b;
+			/* E'..', B'..', X'..', N'..' and U&'..' literals: the prefix goes too. */
+			if (*s == '\'' && wl == 1 && strchr("eEbBxXnN", b[0])) {
+				s = skip_quoted(s, '\'', b[0] == 'e' || b[0] == 'E');
+				if (o)
+					put_param(o, param++);
+				continue;
+			}
+			if (wl == 1 && (b[0] == 'u' || b[0] == 'U') && s[0] == '&' && s[1] == '\'') {
+				s = skip_quoted(s + 1, '\'', false);
+				if (o)
+					put_param(o, param++);
+				continue;
+			}
+			while (o && b < s)
+				put(o, *b++);
+		} else {
+			if (o)
+				put(o, *s);
+			s++;
+		}
+	}
+	return maxp;
+}
+
+size_t pg_normalize_query(const char *sql, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0, 0 };
+	int maxp;
+
+	if (!sql)
+		sql = "";
+	maxp = scan(sql, NULL, 1);
+	scan(sql, &o, maxp + 1);
+	if (o.last == ' ')
+		o.pos--; /* no trailing space */
+	if (len) {
+		size_t end = o.pos < len ? o.pos : len - 1;
+		/* Do not cut a UTF-8 sequence in half. */
+		if (o.pos >= len && end > 0) {
+			size_t i = end - 1, need;
+			unsigned char lead;
+
+			while (i > 0 && ((unsigned char)buf[i] & 0xc0) == 0x80)
+				i--;
+			lead = (unsigned char)buf[i];
+			need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+			if (i + need > end)
+				end = i;
+		}
+		buf[end] = '\0';
+	}
+	return o.pos;
+}
