@@ -23,6 +23,18 @@ struct pg_proc {
 	char *title;    /* the full process title */
 	char user[64];  /* client backends and walsenders: from the title */
 	char database[64];
+	char host[128];     /* client backends and walsenders: "[local]" or HOST(PORT) */
+	char activity[128]; /* client backends: "idle", "SELECT", ...; others: the rest */
+};
+
+/* Everything a process title says. */
+struct pg_title {
+	char type[64];
+	char cluster_name[64]; /* "" when the cluster sets none */
+	char user[64];
+	char database[64];
+	char host[128];
+	char activity[128];
 };
 
 struct pg_cluster {
@@ -33,7 +45,8 @@ struct pg_cluster {
 	char version[32];  /* "15.18" (from PG_VERSION and the binary) */
 	struct pg_pidfile pidfile;
 	bool have_pidfile;
-	struct pg_proc *procs;
+	char cluster_name[64]; /* from its children's titles; "" when none is set */
+	struct pg_proc *procs; /* the postmaster first, then its children by pid */
 	int nprocs;
 };
 
@@ -51,6 +64,9 @@ int pg_pidfile_parse(const char *text, struct pg_pidfile *pf);
  */
 int pg_title_parse(const char *title, char *type, size_t tlen, char *user, size_t ulen,
 		   char *db, size_t dlen);
+
+/* The same, with every part of the title. */
+int pg_title_parse_full(const char *title, struct pg_title *out);
 
 /* Every cluster running here (postmasters: processes whose exe is a PostgreSQL server
  * binary and whose parent is not one). 0 or -1. */
