@@ -20,6 +20,17 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/*
+ * The process title at a process's first hit: a backend that wrote once and exited
+ * before user space looked at /proc still gets its type.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct watch_title);
+} titles SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
@@ -44,6 +55,21 @@ static __always_inline void read_value(__u64 *v)
 		bpf_probe_read_user(v, 1, p);
 }
 
+static __always_inline void save_title(__u32 tgid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	const void *arg = (const void *)BPF_CORE_READ(task, mm, arg_start);
+	static const struct watch_title zero;
+
+	if (bpf_map_update_elem(&titles, &tgid, &zero, BPF_NOEXIST))
+		return;
+	struct watch_title *t = bpf_map_lookup_elem(&titles, &tgid);
+	if (!t)
+		return;
+	if (!arg || bpf_probe_read_user_str(t->title, sizeof(t->title), arg) < 0)
+		bpf_get_current_comm(t->title, sizeof(t->title));
+}
+
 SEC("perf_event")
 int on_hit(struct bpf_perf_event_data *ctx)
 {
@@ -58,8 +84,10 @@ int on_hit(struct bpf_perf_event_data *ctx)
 	c = bpf_map_lookup_elem(&counts, &tgid);
 	if (!c) {
 		/* Two CPUs may race to create the entry: NOEXIST, then add to the winner's. */
-		if (bpf_map_update_elem(&counts, &tgid, &one, BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&counts, &tgid, &one, BPF_NOEXIST) == 0) {
+			save_title(tgid);
 			goto counted;
+		}
 		c = bpf_map_lookup_elem(&counts, &tgid);
 		if (!c) {
 			__sync_fetch_and_add(&unrecorded, 1);

@@ -1,5 +1,6 @@
 /* Loads the watch program, opens the per-CPU breakpoints and attaches it to each. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,17 @@ int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out)
 	}
 	*out = v;
 	return n;
+}
+
+int watch_probe_title(struct watch_probe *w, uint32_t pid, char *buf, size_t len)
+{
+	struct watch_title t;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(w->skel->maps.titles), &pid, &t) < 0 || !t.title[0])
+		return -1;
+	t.title[sizeof(t.title) - 1] = '\0';
+	snprintf(buf, len, "%s", t.title);
+	return 0;
 }
 
 uint64_t watch_probe_dropped(const struct watch_probe *w)

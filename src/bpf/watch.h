@@ -15,6 +15,11 @@ struct watch_event {
 	__u32 tid;
 };
 
+/* argv[0] as the process had set it at its first hit (PostgreSQL writes its title there). */
+struct watch_title {
+	char title[96];
+};
+
 #ifndef __bpf__
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +56,8 @@ struct watch_probe *watch_probe_open(const struct watch_opts *o);
 int watch_probe_poll_events(struct watch_probe *w, int timeout_ms);
 /* Counts per process so far (totals since attach); *out is malloc'd. Number or -1. */
 int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out);
+/* The title recorded at pid's first hit into buf; 0, or -1 when none was. */
+int watch_probe_title(struct watch_probe *w, uint32_t pid, char *buf, size_t len);
 /* Events lost because the ring buffer was full; hits of processes outside the target. */
 uint64_t watch_probe_dropped(const struct watch_probe *w);
 uint64_t watch_probe_ignored(const struct watch_probe *w);
