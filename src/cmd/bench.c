@@ -1,9 +1,554 @@
-/* dbtap bench (placeholder until the command lands). */
+/* dbtap bench: what each probe mechanism costs on this machine (options and output). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bench/bpftrace.h"
+#include "bench/pgbench.h"
+#include "bench/run.h"
 #include "cmd/cmd.h"
+#include "target/elf.h"
+#include "target/target.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/runloop.h"
+
+#define MAX_ROWS 64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dbtap bench [MECHANISM...] [-d SECS] [-r REPEATS] [--threads N]\n"
+		"                   [--workload trig|math] [--vs-bpftrace] [--quick] [-j]\n"
+		"       dbtap bench pgbench [--pg TARGET] [-d SECS] [-c CLIENTS] [-j]\n\n"
+		"Measures what one probe hit costs here: a child process calls a site with a\n"
+		"known first instruction in a loop and counts its calls; each mechanism is\n"
+		"attached with dbtap's counting handler and with an empty BPF program (the floor),\n"
+		"and the handler's count must equal the workload's own count.\n\n"
+		"mechanisms (default: all):\n");
+	for (int i = 0; i < bench_nmechs; i++)
+		fprintf(f, "  %-16s %s\n", bench_mechs[i].name, bench_mechs[i].what);
+	fprintf(f,
+		"\noptions:\n"
+		"  -d, --duration SECS   length of one run (default 0.5)\n"
+		"  -r, --repeats N       runs per mechanism; median and spread over them (default 3)\n"
+		"      --threads N       workload threads calling the site (default 1)\n"
+		"      --workload W      trig: call the site in a tight loop (default);\n"
+		"                        math: 500 sin/cos/sqrt iterations, then one call\n"
+		"      --vs-bpftrace     also count each site with bpftrace, side by side\n"
+		"      --quick           -d 0.1 -r 1 (checks every attach path in seconds)\n"
+		"  -j, --json            one JSON object per row, then the answer\n\n"
+		"pgbench: pgbench TPS on a cluster untraced, then with 'dbtap tps' and\n"
+		"'dbtap watch xid' (trap and poll) attached (see docs/bench.md).\n\n"
+		"examples:\n"
+		"  dbtap bench                          every mechanism, 3 x 0.5 s each\n"
+		"  dbtap bench uprobe-nop watchpoint    two mechanisms against the baseline\n"
+		"  dbtap bench --workload math          the overhead blog's loop: loss in %%\n"
+		"  dbtap bench --vs-bpftrace uprobe-nop dbtap's handler beside bpftrace's\n");
+}
+
+struct opts {
+	double duration;
+	int repeats;
+	int threads;
+	enum bench_workload workload;
+	bool vs_bpftrace;
+	bool duration_set, repeats_set;
+};
+
+/* A bad value on the command line: error naming it, the hint, exit 2. */
+static int bad_value(const char *what, const char *arg, const char *expect)
+{
+	error("bad %s '%s'", what, arg);
+	hint("%s; see 'dbtap bench --help'", expect);
+	return EXIT_USAGE;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int bad_mechanism(const char *name)
+{
+	const char *best = NULL;
+	int bestd = 4;
+	for (int i = 0; i < bench_nmechs; i++) {
+		int d = edit_distance(name, bench_mechs[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = bench_mechs[i].name;
+		}
+	}
+	error("unknown mechanism '%s'", name);
+	if (best)
+		hint("did you mean '%s'? 'dbtap bench --help' lists them all", best);
+	else
+		hint("'dbtap bench --help' lists the mechanisms");
+	return EXIT_USAGE;
+}
+
+static void add_row(struct bench_row *rows, int *n, const struct bench_mech *m, enum bench_prog p,
+		    int repeats)
+{
+	struct bench_row *r = &rows[(*n)++];
+	memset(r, 0, sizeof(*r));
+	r->mech = m;
+	r->prog = p;
+	r->available = true;
+	r->samples = calloc(repeats, sizeof(*r->samples));
+}
+
+static const struct bench_row *find_row(const struct bench_row *rows, int n, const char *mech,
+					enum bench_prog p)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].mech->name, mech) && rows[i].prog == p && rows[i].available &&
+		    rows[i].n > 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* Handler rows: how much it adds over the empty program, and its ratio to bpftrace. */
+static double vs_empty_pct(const struct bench_row *rows, int n, const struct bench_row *r)
+{
+	const struct bench_row *e = find_row(rows, n, r->mech->name, PROG_EMPTY);
+	if (r->prog != PROG_HANDLER || !e)
+		return NAN;
+	return (r->ns_median - e->ns_median) / e->ns_median * 100;
+}
+
+static double vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r)
+{
+	const struct bench_row *b = find_row(rows, n, r->mech->name, PROG_BPFTRACE);
+	if (r->prog != PROG_HANDLER || !b)
+		return NAN;
+	return r->ns_median / b->ns_median;
+}
+
+static void print_config(const struct opts *o, const char *btver)
+{
+	struct utsname u;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	uname(&u);
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		json_object_begin(&j, NULL);
+		json_str(&j, "type", "config");
+		json_str(&j, "workload", o->workload == WORKLOAD_MATH ? "math" : "trig");
+		json_int(&j, "threads", o->threads);
+		json_int(&j, "repeats", o->repeats);
+		json_double(&j, "duration_s", o->duration);
+		json_str(&j, "kernel", u.release);
+		json_str(&j, "arch", u.machine);
+		json_int(&j, "cpus", ncpu);
+		json_str(&j, "bpftrace", btver);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		return;
+	}
+	printf("dbtap bench: %s workload, %d thread%s, %d x %.2g s per mechanism; Linux %s %s, %ld cpus%s%s\n",
+	       o->workload == WORKLOAD_MATH ? "math" : "trig", o->threads, o->threads > 1 ? "s" : "",
+	       o->repeats, o->duration, u.release, u.machine, ncpu, btver ? "; " : "",
+	       btver ? btver : "");
+}
+
+static void print_row_json(const struct bench_row *rows, int n, const struct bench_row *r,
+			   const struct bench_row *base, const struct opts *o)
+{
+	struct json j;
+
+	json_init(&j);
+	json_object_begin(&j, NULL);
+	json_str(&j, "type", "row");
+	json_str(&j, "mechanism", r->mech->name);
+	json_str(&j, "program", bench_prog_name(r->prog));
+	json_str(&j, "what", r->mech->what);
+	json_bool(&j, "available", r->available);
+	if (!r->available) {
+		json_str(&j, "reason", r->reason);
+	} else {
+		json_int(&j, "samples", r->n);
+		json_double(&j, "events_per_sec", r->rate_median);
+		json_double(&j, "ns_per_event", r->ns_median);
+		if (base && base != r)
+			json_double(&j, "ns_over_baseline", r->ns_median - base->ns_median);
+		else
+			json_null(&j, "ns_over_baseline");
+		json_double(&j, "spread_pct", r->ns_spread_pct);
+		json_uint(&j, "iterations", r->iterations);
+		if (r->counted) {
+			json_uint(&j, "count", r->count);
+			json_bool(&j, "verified", r->verified);
+		} else {
+			json_null(&j, "count");
+			json_null(&j, "verified");
+		}
+		if (o->workload == WORKLOAD_MATH) {
+			if (base && base != r)
+				json_double(&j, "loss_pct", (1 - r->rate_median / base->rate_median) * 100);
+			else
+				json_null(&j, "loss_pct");
+		}
+		if (r->prog == PROG_HANDLER) {
+			json_double(&j, "vs_empty_pct", vs_empty_pct(rows, n, r));
+			json_double(&j, "vs_bpftrace", vs_bpftrace(rows, n, r));
+		}
+	}
+	json_object_end(&j);
+	json_flush_line(&j, stdout);
+	json_release(&j);
+}
+
+static void print_row_text(const struct bench_row *rows, int n, const struct bench_row *r,
+			   const struct bench_row *base, const struct opts *o)
+{
+	char over[32] = "-", check[48] = "-", extra[64] = "";
+
+	if (!r->available) {
+		printf("%-15s %-8s  not available: %s\n", r->mech->name, bench_prog_name(r->prog),
+		       r->reason);
+		return;
+	}
+	if (base && base != r) {
+		if (o->workload == WORKLOAD_MATH)
+			snprintf(over, sizeof(over), "%.1f%%", (1 - r->rate_median / base->rate_median) * 100);
+		else
+			snprintf(over, sizeof(over), "%.1f", r->ns_median - base->ns_median);
+	}
+	if (r->counted)
+		snprintf(check, sizeof(check), "%s %llu", r->verified ? "ok" : "MISMATCH",
+			 (unsigned long long)r->count);
+	double ve = vs_empty_pct(rows, n, r), vb = vs_bpftrace(rows, n, r);
+	if (!isnan(ve))
+		snprintf(extra, sizeof(extra), " %+.1f%% vs empty", ve);
+	if (!isnan(vb))
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %.2fx bpftrace", vb);
+	if (o->workload == WORKLOAD_MATH)
+		printf("%-15s %-8s %10.1f %9.0f %8s %6.1f%%  %-18s%s\n", r->mech->name,
+		       bench_prog_name(r->prog), r->rate_median / 1e3, r->ns_median, over,
+		       r->ns_spread_pct, check, extra);
+	else
+		printf("%-15s %-8s %9.3f %9.1f %8s %6.1f%%  %-18s%s\n", r->mech->name,
+		       bench_prog_name(r->prog), r->rate_median / 1e6, r->ns_median, over,
+		       r->ns_spread_pct, check, extra);
+}
+
+/* The cheapest verified row among the named mechanisms (NULL-terminated list). */
+static const struct bench_row *cheapest(const struct bench_row *rows, int n, const char *const *names)
+{
+	const struct bench_row *best = NULL;
+	for (int i = 0; i < n; i++) {
+		const struct bench_row *r = &rows[i];
+		if (!r->available || !r->n || !r->verified || r->prog == PROG_BPFTRACE)
+			continue;
+		for (const char *const *m = names; *m; m++)
+			if (!strcmp(r->mech->name, *m) && (!best || r->ns_median < best->ns_median))
+				best = r;
+	}
+	return best;
+}
+
+static void print_answer(const struct bench_row *rows, int n, const struct bench_row *base,
+			 const struct opts *o, int mismatches, bool interrupted)
+{
+	static const char *const call[] = { "uprobe-nop", "uprobe-push", "uprobe-nop5", "usdt",
+					    "usdt-semaphore", NULL };
+	static const char *const entry[] = { "uprobe-nop", "uprobe-push", "uprobe-nop5", NULL };
+	static const char *const watch[] = { "watchpoint", NULL };
+	static const char *const onstore[] = { "uprobe-mov", NULL };
+	const struct bench_row *c = cheapest(rows, n, call);
+	const struct bench_row *u = cheapest(rows, n, entry);
+	const struct bench_row *w = cheapest(rows, n, watch);
+	const struct bench_row *s = cheapest(rows, n, onstore);
+	bool math = o->workload == WORKLOAD_MATH;
+
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		json_object_begin(&j, NULL);
+		json_str(&j, "type", "answer");
+		const struct bench_row *pick[] = { c, u, w, s };
+		const char *key[] = { "call", "write_uprobe", "write_watchpoint", "write_on_store" };
+		for (int i = 0; i < 4; i++) {
+			if (!pick[i]) {
+				json_null(&j, key[i]);
+				continue;
+			}
+			json_object_begin(&j, key[i]);
+			json_str(&j, "mechanism", pick[i]->mech->name);
+			json_str(&j, "program", bench_prog_name(pick[i]->prog));
+			json_double(&j, "ns_per_event", pick[i]->ns_median);
+			if (base)
+				json_double(&j, "ns_over_baseline", pick[i]->ns_median - base->ns_median);
+			if (math && base)
+				json_double(&j, "loss_pct", (1 - pick[i]->rate_median / base->rate_median) * 100);
+			json_object_end(&j);
+		}
+		json_int(&j, "mismatches", mismatches);
+		json_bool(&j, "interrupted", interrupted);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		return;
+	}
+	printf("\n");
+	if (interrupted)
+		printf("interrupted: the figures cover the runs that finished\n");
+	double b = base ? base->ns_median : 0;
+	if (c)
+		printf("count a function call: %s is cheapest here, %.0f ns per call (%s program)\n",
+		       c->mech->name, c->ns_median - b, bench_prog_name(c->prog));
+	if (u && w) {
+		const struct bench_row *lo = u->ns_median <= w->ns_median ? u : w;
+		const struct bench_row *hi = lo == u ? w : u;
+		printf("count a variable's writes: %s (%.0f ns) beats %s (%.0f ns) by %.1fx",
+		       lo == u ? "a uprobe on the writing function" : "a watchpoint", lo->ns_median - b,
+		       hi == u ? "a uprobe on the writing function" : "a watchpoint", hi->ns_median - b,
+		       (hi->ns_median - b) / (lo->ns_median - b));
+		printf("%s\n", u == lo ? " when its entry is a nop or push" : "");
+	} else if (w) {
+		printf("count a variable's writes: a watchpoint, %.0f ns per write\n", w->ns_median - b);
+	}
+	if (s && w)
+		printf("a uprobe right on the store instruction is single-stepped: %.0f ns\n",
+		       s->ns_median - b);
+	if (math && base) {
+		for (const struct bench_row *p = u ? u : s; p; p = NULL)
+			printf("the math loop loses %.1f%% with %s, ", (1 - p->rate_median / base->rate_median) * 100,
+			       p->mech->name);
+		if (w)
+			printf("%.1f%% with a watchpoint", (1 - w->rate_median / base->rate_median) * 100);
+		printf("\n");
+	}
+}
+
+static int run_table(struct opts *o, char **mechs, int nmechs)
+{
+	struct bench_row rows[MAX_ROWS];
+	struct bench_env env;
+	struct runloop rl;
+	int nrows = 0, rc = EXIT_OK, mismatches = 0;
+	bool selected[64] = { false }, interrupted = false;
+	char btver[64] = "";
+
+	for (int i = 0; i < nmechs; i++) {
+		const struct bench_mech *m = bench_mech_find(mechs[i]);
+		if (!m)
+			return bad_mechanism(mechs[i]);
+		selected[m - bench_mechs] = true;
+	}
+	if (!nmechs) {
+		for (int i = 0; i < bench_nmechs; i++)
+			selected[i] = o->workload == WORKLOAD_TRIG ||
+				      !strcmp(bench_mechs[i].name, "uprobe-nop") ||
+				      !strcmp(bench_mechs[i].name, "uprobe-mov") ||
+				      !strcmp(bench_mechs[i].name, "watchpoint");
+	}
+	/* Every figure is also given over the baseline, so it always runs. */
+	selected[0] = true;
+
+	runloop_init(&rl, 0, 0);
+	if (bench_env_init(&env, o->workload, o->threads, o->duration))
+		return EXIT_FAIL;
+	if (o->vs_bpftrace) {
+		env.bpftrace = bpftrace_find();
+		if (!env.bpftrace) {
+			error("--vs-bpftrace: bpftrace is not installed (not found on PATH)");
+			hint("install it ('make deps' or apt-get install bpftrace), or run without --vs-bpftrace");
+			bench_env_free(&env);
+			return EXIT_FAIL;
+		}
+		if (bpftrace_version(env.bpftrace, btver, sizeof(btver)))
+			snprintf(btver, sizeof(btver), "bpftrace");
+	}
+
+	for (int i = 0; i < bench_nmechs; i++) {
+		const struct bench_mech *m = &bench_mechs[i];
+		if (!selected[i])
+			continue;
+		if (m->attach == ATTACH_NONE || m->attach == ATTACH_WATCHPOINT)
+			add_row(rows, &nrows, m, PROG_NONE, o->repeats);
+		if (m->attach != ATTACH_NONE) {
+			add_row(rows, &nrows, m, PROG_HANDLER, o->repeats);
+			add_row(rows, &nrows, m, PROG_EMPTY, o->repeats);
+			if (o->vs_bpftrace)
+				add_row(rows, &nrows, m, PROG_BPFTRACE, o->repeats);
+		}
+	}
+
+	print_config(o, btver[0] ? btver : NULL);
+	if (!global.json && isatty(2))
+		fprintf(stderr, "measuring %d rows x %d repeats of %.2g s...\n", nrows, o->repeats,
+			o->duration);
+
+	/* Repeats interleave the rows, so that drift hits every row alike. */
+	for (int rep = 0; rep < o->repeats && !interrupted && rc == EXIT_OK; rep++) {
+		for (int i = 0; i < nrows; i++) {
+			struct bench_row *r = &rows[i];
+			if (!r->available)
+				continue;
+			int ret = bench_run(&env, r->mech, r->prog, &r->samples[r->n], r->reason,
+					    sizeof(r->reason));
+			if (ret == BENCH_OK) {
+				r->n++;
+			} else if (ret == BENCH_UNAVAILABLE) {
+				r->available = false;
+			} else if (ret == BENCH_INTERRUPTED) {
+				interrupted = true;
+				break;
+			} else {
+				rc = EXIT_FAIL;
+				break;
+			}
+		}
+	}
+	bench_env_free(&env);
+
+	const struct bench_row *base = NULL;
+	for (int i = 0; i < nrows; i++) {
+		bench_row_finish(&rows[i]);
+		if (rows[i].mech == &bench_mechs[0] && rows[i].n > 0)
+			base = &rows[i];
+	}
+	if (!global.json) {
+		if (o->workload == WORKLOAD_MATH)
+			printf("%-15s %-8s %10s %9s %8s %7s  %-18s\n", "mechanism", "program", "k iter/s",
+			       "ns/iter", "loss", "spread", "count check");
+		else
+			printf("%-15s %-8s %9s %9s %8s %7s  %-18s\n", "mechanism", "program", "M ev/s",
+			       "ns/event", "+ns", "spread", "count check");
+	}
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		if (r->available && !r->n)
+			continue; /* interrupted before its first run */
+		if (global.json)
+			print_row_json(rows, nrows, r, base, o);
+		else
+			print_row_text(rows, nrows, r, base, o);
+		if (r->available && r->counted && !r->verified)
+			mismatches++;
+	}
+	print_answer(rows, nrows, base, o, mismatches, interrupted);
+
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		if (r->available && r->counted && !r->verified) {
+			if (r->prog == PROG_BPFTRACE) {
+				warning("bpftrace counted %llu hits of %s, the workload made %llu calls",
+					(unsigned long long)r->count, r->mech->name,
+					(unsigned long long)r->iterations);
+				continue;
+			}
+			error("%s (%s program) counted %llu hits, the workload made %llu calls",
+			      r->mech->name, bench_prog_name(r->prog), (unsigned long long)r->count,
+			      (unsigned long long)r->iterations);
+			hint("a probe missed or double-counted hits: its figures are not to be trusted;"
+			     " rerun with -v to see libbpf's messages");
+			rc = EXIT_FAIL;
+		}
+	}
+	for (int i = 0; i < nrows; i++)
+		free(rows[i].samples);
+	return rc;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-	error("'bench' is not built yet");
-	return EXIT_FAIL;
+	static const struct option longopts[] = {
+		GLOBAL_LONGOPTS,
+		{ "duration", required_argument, NULL, 'd' },
+		{ "repeats", required_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "workload", required_argument, NULL, 'W' },
+		{ "vs-bpftrace", no_argument, NULL, 'B' },
+		{ "quick", no_argument, NULL, 'Q' },
+		{ "clients", required_argument, NULL, 'c' },
+		TARGET_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .duration = 0.5, .repeats = 3, .threads = 1, .workload = WORKLOAD_TRIG };
+	struct pgbench_opts pg = { .duration = 5, .clients = 4 };
+	bool quick = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "d:r:c:h", longopts, NULL)) != -1) {
+		if (global_opt(opt))
+			continue;
+		switch (opt) {
+		case 'd':
+			o.duration = parse_seconds(optarg);
+			if (o.duration < 0.01 || o.duration > 3600)
+				return bad_value("duration", optarg, "seconds from 0.01 to 3600, e.g. 0.5");
+			o.duration_set = true;
+			pg.duration = o.duration;
+			break;
+		case 'r':
+			if (parse_int(optarg, 1, 1000, &o.repeats))
+				return bad_value("repeat count", optarg, "a whole number from 1 to 1000");
+			o.repeats_set = true;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, BENCH_MAX_THREADS, &o.threads))
+				return bad_value("thread count", optarg, "a whole number from 1 to 64");
+			break;
+		case 'W':
+			if (!strcmp(optarg, "trig"))
+				o.workload = WORKLOAD_TRIG;
+			else if (!strcmp(optarg, "math"))
+				o.workload = WORKLOAD_MATH;
+			else
+				return bad_value("workload", optarg, "trig or math");
+			break;
+		case 'B':
+			o.vs_bpftrace = true;
+			break;
+		case 'Q':
+			quick = true;
+			break;
+		case 'c':
+			if (parse_int(optarg, 1, 1000, &pg.clients))
+				return bad_value("client count", optarg, "a whole number from 1 to 1000");
+			break;
+		case 'P':
+			pg.pg_set = true;
+			pg.pg = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			return cmd_bad_option("bench", opt, argv);
+		}
+	}
+	if (quick) {
+		if (!o.duration_set)
+			o.duration = 0.1;
+		if (!o.repeats_set)
+			o.repeats = 1;
+	}
+	if (optind < argc && !strcmp(argv[optind], "pgbench")) {
+		if (optind + 1 < argc)
+			return bad_value("argument", argv[optind + 1], "'dbtap bench pgbench' takes no mechanism");
+		if (!o.duration_set && quick)
+			pg.duration = 1;
+		return pgbench_compare(&pg);
+	}
+	return run_table(&o, argv + optind, argc - optind);
 }

@@ -1,0 +1,291 @@
+/* dbtap bench's engine: attach one mechanism to a fresh workload, time it, verify its count. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bpftrace.h"
+#include "bench/breakpoint.h"
+#include "bench/run.h"
+#include "bpf/bench.h"
+#include "target/elf.h"
+#include "target/proc.h"
+#include "util/error.h"
+#include "util/runloop.h"
+
+const struct bench_mech bench_mechs[] = {
+	{ "baseline",       SITE_NOP,       ATTACH_NONE,       "the nop function, nothing attached" },
+	{ "syscall",        SITE_SYSCALL,   ATTACH_NONE,       "getpgid(0), nothing attached" },
+	{ "uprobe-nop",     SITE_NOP,       ATTACH_UPROBE,     "uprobe on a 1-byte nop" },
+	{ "uprobe-push",    SITE_PUSH,      ATTACH_UPROBE,     "uprobe on push %rbp" },
+	{ "uprobe-nop5",    SITE_NOP5,      ATTACH_UPROBE,     "uprobe on a 5-byte nop" },
+	{ "uprobe-mov",     SITE_STORE,     ATTACH_UPROBE,     "uprobe on mov %rdi,var(%rip)" },
+	{ "uretprobe-nop",  SITE_NOP,       ATTACH_URETPROBE,  "uretprobe, entry a 1-byte nop" },
+	{ "uretprobe-push", SITE_PUSH,      ATTACH_URETPROBE,  "uretprobe, entry push %rbp" },
+	{ "uretprobe-nop5", SITE_NOP5,      ATTACH_URETPROBE,  "uretprobe, entry a 5-byte nop" },
+	{ "usdt",           SITE_USDT,      ATTACH_USDT,       "USDT site, no semaphore" },
+	{ "usdt-semaphore", SITE_USDT_SEMA, ATTACH_USDT,       "USDT site behind a semaphore" },
+	{ "watchpoint",     SITE_STORE,     ATTACH_WATCHPOINT, "hardware write watchpoint" },
+};
+const int bench_nmechs = sizeof(bench_mechs) / sizeof(bench_mechs[0]);
+
+const struct bench_mech *bench_mech_find(const char *name)
+{
+	for (int i = 0; i < bench_nmechs; i++)
+		if (!strcmp(bench_mechs[i].name, name))
+			return &bench_mechs[i];
+	return NULL;
+}
+
+const char *bench_prog_name(enum bench_prog p)
+{
+	switch (p) {
+	case PROG_NONE: return "none";
+	case PROG_HANDLER: return "handler";
+	case PROG_EMPTY: return "empty";
+	case PROG_BPFTRACE: return "bpftrace";
+	}
+	return "?";
+}
+
+int bench_env_init(struct bench_env *e, enum bench_workload w, int threads, double duration_s)
+{
+	struct elf_file *ef;
+
+	memset(e, 0, sizeof(*e));
+	e->workload = w;
+	e->threads = threads;
+	e->duration_s = duration_s;
+	e->exe = proc_exe(getpid());
+	if (!e->exe)
+		return error_errno("cannot find dbtap's own binary (/proc/self/exe)");
+	ef = elf_file_open(e->exe);
+	if (!ef)
+		return -1;
+	for (int s = 0; s < SITE_MAX; s++) {
+		struct elf_sym sym;
+		if (elf_file_find_sym(ef, bench_site_symbol(s), &sym) ||
+		    elf_file_vaddr_to_offset(ef, sym.value, &e->offset[s])) {
+			error("'%s' not found in %s", bench_site_symbol(s), e->exe);
+			hint("dbtap's own symbol table is needed for bench: do not strip the binary");
+			elf_file_close(ef);
+			return -1;
+		}
+	}
+	elf_file_close(ef);
+	e->bpf = bench_bpf_open();
+	return e->bpf ? 0 : -1;
+}
+
+void bench_env_free(struct bench_env *e)
+{
+	bench_bpf_destroy(e->bpf);
+	free(e->exe);
+	free(e->bpftrace);
+	memset(e, 0, sizeof(*e));
+}
+
+/* The bpftrace probe for the same site. */
+static void bpftrace_probe(const struct bench_env *e, const struct bench_mech *m, char *buf,
+			   size_t len)
+{
+	switch (m->attach) {
+	case ATTACH_UPROBE:
+	case ATTACH_URETPROBE:
+		snprintf(buf, len, "%s:%s:%s", m->attach == ATTACH_UPROBE ? "uprobe" : "uretprobe",
+			 e->exe, bench_site_symbol(m->site));
+		break;
+	case ATTACH_USDT:
+		snprintf(buf, len, "usdt:%s:%s:%s", e->exe, BENCH_USDT_PROVIDER,
+			 bench_site_usdt(m->site));
+		break;
+	case ATTACH_WATCHPOINT:
+		snprintf(buf, len, "watchpoint:0x%" PRIx64 ":8:w", bench_watched_addr());
+		break;
+	case ATTACH_NONE:
+		buf[0] = 0;
+	}
+}
+
+/* Sleeps duration_s unless Ctrl-C comes first; false when it did. */
+static bool run_for(double s)
+{
+	uint64_t end = now_ns() + (uint64_t)(s * 1e9);
+	while (!runloop_stopped()) {
+		uint64_t t = now_ns();
+		if (t >= end)
+			return true;
+		uint64_t left = end - t;
+		if (left > 20000000)
+			left = 20000000;
+		struct timespec ts = { 0, (long)left };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+struct attached {
+	int bp_fd[BENCH_MAX_THREADS]; /* perf-counted breakpoints, per thread */
+	int nbp;
+	bool bp_owned;                /* false: the BPF links own (and close) them */
+	struct bpftrace_run bt;
+};
+
+static void detach_all(struct bench_env *e, struct attached *a)
+{
+	bench_bpf_detach(e->bpf);
+	if (a->bp_owned)
+		for (int i = 0; i < a->nbp; i++)
+			close(a->bp_fd[i]);
+	a->nbp = 0;
+	bpftrace_kill(&a->bt);
+}
+
+static int attach(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+		  struct bench_child *c, struct attached *a, char *reason, size_t rlen)
+{
+	bool handler = p == PROG_HANDLER;
+	int err;
+
+	if (p == PROG_BPFTRACE) {
+		char probe[1024];
+		bpftrace_probe(e, m, probe, sizeof(probe));
+		err = bpftrace_start(&a->bt, e->bpftrace, probe, c->pid, reason, rlen);
+		return err < 0 ? BENCH_INTERRUPTED : err ? BENCH_UNAVAILABLE : BENCH_OK;
+	}
+	switch (m->attach) {
+	case ATTACH_NONE:
+		return BENCH_OK;
+	case ATTACH_UPROBE:
+	case ATTACH_URETPROBE:
+		err = bench_bpf_attach_uprobe(e->bpf, handler, m->attach == ATTACH_URETPROBE, c->pid,
+					      e->exe, e->offset[m->site], reason, rlen);
+		return err ? BENCH_UNAVAILABLE : BENCH_OK;
+	case ATTACH_USDT:
+		err = bench_bpf_attach_usdt(e->bpf, handler, c->pid, e->exe, BENCH_USDT_PROVIDER,
+					    bench_site_usdt(m->site), reason, rlen);
+		return err ? BENCH_UNAVAILABLE : BENCH_OK;
+	case ATTACH_WATCHPOINT:
+		/* Per thread: the breakpoint follows each thread from CPU to CPU. */
+		a->bp_owned = p == PROG_NONE;
+		for (int i = 0; i < c->nthreads; i++) {
+			int fd = bench_breakpoint_open(c->sh->t[i].tid, bench_watched_addr(),
+						       p != PROG_NONE, reason, rlen);
+			if (fd < 0)
+				return BENCH_UNAVAILABLE;
+			if (p != PROG_NONE && bench_bpf_attach_perf(e->bpf, handler, fd, reason, rlen)) {
+				close(fd);
+				return BENCH_UNAVAILABLE;
+			}
+			a->bp_fd[a->nbp++] = fd;
+		}
+		return BENCH_OK;
+	}
+	return BENCH_FAILED;
+}
+
+/* What the probe counted: the handler's map, the breakpoints' counters, bpftrace's @c. */
+static int collect(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+		   struct attached *a, struct bench_sample *s, char *reason, size_t rlen)
+{
+	s->counted = false;
+	if (p == PROG_BPFTRACE) {
+		if (bpftrace_stop(&a->bt, &s->count, reason, rlen))
+			return BENCH_UNAVAILABLE;
+		s->counted = true;
+		return BENCH_OK;
+	}
+	if (p == PROG_HANDLER) {
+		if (bench_bpf_count(e->bpf, &s->count))
+			return BENCH_FAILED;
+		s->counted = true;
+		return BENCH_OK;
+	}
+	if (m->attach == ATTACH_WATCHPOINT) {
+		/* Counting alone, or an empty program: the kernel's own counter still counts. */
+		s->count = 0;
+		for (int i = 0; i < a->nbp; i++) {
+			uint64_t v;
+			if (bench_breakpoint_count(a->bp_fd[i], &v))
+				return error_errno("cannot read a breakpoint's count"), BENCH_FAILED;
+			s->count += v;
+		}
+		s->counted = true;
+	}
+	return BENCH_OK;
+}
+
+int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+	      struct bench_sample *s, char *reason, size_t rlen)
+{
+	struct bench_child c;
+	struct attached a;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	memset(&a, 0, sizeof(a));
+	if (bench_bpf_reset(e->bpf))
+		return BENCH_FAILED;
+	if (bench_child_start(&c, m->site, e->workload, e->threads))
+		return BENCH_FAILED;
+
+	ret = attach(e, m, p, &c, &a, reason, rlen);
+	if (ret != BENCH_OK)
+		goto out;
+	bench_child_go(&c);
+	if (!run_for(e->duration_s)) {
+		ret = BENCH_INTERRUPTED;
+		goto out;
+	}
+	if (bench_child_stop(&c)) {
+		ret = BENCH_FAILED;
+		goto out;
+	}
+	s->iterations = bench_child_iterations(&c);
+	s->rate = bench_child_rate(&c);
+	s->ns = bench_child_ns_per_call(&c);
+	ret = collect(e, m, p, &a, s, reason, rlen);
+out:
+	/* The workload goes first: no site runs while probes come off. */
+	bench_child_release(&c);
+	detach_all(e, &a);
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+	if (n <= 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void bench_row_finish(struct bench_row *r)
+{
+	double ns[r->n > 0 ? r->n : 1], rate[r->n > 0 ? r->n : 1];
+
+	r->iterations = r->count = 0;
+	r->counted = r->n > 0;
+	for (int i = 0; i < r->n; i++) {
+		ns[i] = r->samples[i].ns;
+		rate[i] = r->samples[i].rate;
+		r->iterations += r->samples[i].iterations;
+		r->count += r->samples[i].count;
+		if (!r->samples[i].counted)
+			r->counted = false;
+	}
+	r->verified = r->counted && r->count == r->iterations;
+	r->ns_median = bench_median(ns, r->n);
+	r->rate_median = bench_median(rate, r->n);
+	r->ns_spread_pct = r->n > 0 ? (ns[r->n - 1] - ns[0]) / r->ns_median * 100 : NAN;
+}

@@ -1,0 +1,90 @@
+/* dbtap bench's engine: the mechanisms, one timed run of each, and the figures over repeats. */
+#ifndef DBTAP_BENCH_RUN_H
+#define DBTAP_BENCH_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench/workload.h"
+
+enum bench_attach {
+	ATTACH_NONE,       /* the site runs unprobed */
+	ATTACH_UPROBE,
+	ATTACH_URETPROBE,
+	ATTACH_USDT,
+	ATTACH_WATCHPOINT, /* a write breakpoint on bench_watched, per thread */
+};
+
+/* Who handles a hit. */
+enum bench_prog {
+	PROG_NONE,     /* nothing (baseline, syscall), or the perf event counting alone */
+	PROG_HANDLER,  /* dbtap's counting handler */
+	PROG_EMPTY,    /* an empty BPF program: the floor */
+	PROG_BPFTRACE, /* bpftrace's @c = count() on the same site */
+};
+
+struct bench_mech {
+	const char *name;
+	enum bench_site site;
+	enum bench_attach attach;
+	const char *what;
+};
+
+extern const struct bench_mech bench_mechs[];
+extern const int bench_nmechs;
+const struct bench_mech *bench_mech_find(const char *name);
+const char *bench_prog_name(enum bench_prog p);
+
+/* What every run shares. */
+struct bench_env {
+	char *exe;                  /* dbtap's own binary: the sites' file */
+	uint64_t offset[SITE_MAX];  /* file offsets of the sites (uprobes) */
+	struct bench_bpf *bpf;
+	char *bpftrace;             /* path, with --vs-bpftrace */
+	enum bench_workload workload;
+	int threads;
+	double duration_s;
+};
+
+/* Resolves the sites in dbtap's binary and loads the BPF programs. 0 or -1 (printed). */
+int bench_env_init(struct bench_env *e, enum bench_workload w, int threads, double duration_s);
+void bench_env_free(struct bench_env *e);
+
+/* One timed run. */
+struct bench_sample {
+	uint64_t iterations; /* the workload's own count */
+	uint64_t count;      /* what the probe counted, when counted */
+	bool counted;
+	double rate;         /* calls per second, all threads */
+	double ns;           /* nanoseconds per call, per thread */
+};
+
+enum { BENCH_OK = 0, BENCH_UNAVAILABLE = 1, BENCH_FAILED = -1, BENCH_INTERRUPTED = -2 };
+
+/*
+ * Starts the workload, attaches m with program p, lets it run duration_s, stops it
+ * and detaches everything (on every path). BENCH_UNAVAILABLE with the reason when
+ * the kernel or bpftrace cannot attach it; BENCH_INTERRUPTED on Ctrl-C.
+ */
+int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+	      struct bench_sample *s, char *reason, size_t rlen);
+
+/* A table row: one mechanism with one program, over the repeats. */
+struct bench_row {
+	const struct bench_mech *mech;
+	enum bench_prog prog;
+	bool available;
+	char reason[256];
+	int n;                  /* samples taken */
+	struct bench_sample *samples;
+	/* bench_row_finish: */
+	double ns_median, ns_spread_pct, rate_median;
+	uint64_t iterations, count; /* sums over the samples */
+	bool counted, verified;
+};
+
+/* Median and spread ((max - min) / median, in %) of the samples' ns and rates. */
+void bench_row_finish(struct bench_row *r);
+double bench_median(double *v, int n);
+
+#endif
