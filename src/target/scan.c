@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -77,5 +78,24 @@ int file_find_string(const char *path, const char *marker, char *out, size_t len
 		ret = 0;
 	}
 	munmap((void *)p, st.st_size);
+	return ret;
+}
+
+int proc_cap_eff(pid_t pid, unsigned long long *caps)
+{
+	char path[64], line[256];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", caps) == 1) {
+			ret = 0;
+			break;
+		}
+	fclose(f);
 	return ret;
 }

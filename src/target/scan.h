@@ -2,11 +2,15 @@
 #ifndef DBTAP_TARGET_SCAN_H
 #define DBTAP_TARGET_SCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 /* Every process (tgid) in /proc, sorted; the count, or -1. Caller frees *pids. */
 int proc_list(pid_t **pids);
+
+/* Effective capability bits of a process (CapEff in /proc/PID/status). 0 or -1. */
+int proc_cap_eff(pid_t pid, unsigned long long *caps);
 
 /*
  * Finds the first occurrence of marker in the file at path and copies the printable
