@@ -1,0 +1,56 @@
+/*
+ * A binary with known symbols for the ELF unit tests: prints where its own global,
+ * function and struct field are, measured from the inside (dl_iterate_phdr's load
+ * bias, offsetof), then waits until stdin closes so its maps can be read.
+ */
+#define _GNU_SOURCE
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct dbtap_test_struct {
+	int a;
+	char pad[13];
+	uint64_t the_field;
+	short tail;
+};
+
+/* Initialized: in .data, so its bytes are in the file at the offset the test computes. */
+volatile uint64_t dbtap_test_global = 0x1122334455667788ull;
+struct dbtap_test_struct *volatile dbtap_test_ptr;
+
+__attribute__((noinline)) int dbtap_test_function(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3 + (int)dbtap_test_global;
+}
+
+static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	/* The first object is the executable itself. */
+	*(uint64_t *)arg = info->dlpi_addr;
+	return 1;
+}
+
+int main(void)
+{
+	static struct dbtap_test_struct s;
+	uint64_t bias = 0;
+	char c;
+
+	dl_iterate_phdr(main_bias, &bias);
+	dbtap_test_ptr = &s;
+	printf("bias %#lx\n", (unsigned long)bias);
+	printf("global %#lx %zu\n", (unsigned long)((uintptr_t)&dbtap_test_global - bias),
+	       sizeof(dbtap_test_global));
+	printf("function %#lx\n", (unsigned long)((uintptr_t)dbtap_test_function - bias));
+	printf("field %zu %zu\n", offsetof(struct dbtap_test_struct, the_field),
+	       sizeof(s.the_field));
+	printf("call %d\n", dbtap_test_function(1));
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
