@@ -72,6 +72,12 @@ int BPF_USDT(tx_start)
 	}
 	b->last_start = now;
 	b->open_start = now;
+	if (b->starts <= 2) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		unsigned long arg = BPF_CORE_READ(task, mm, arg_start);
+
+		bpf_probe_read_user_str(b->title, sizeof(b->title), (void *)arg);
+	}
 	return 0;
 }
 

@@ -4,6 +4,8 @@
 
 #include "bpf/loglinear.h"
 
+#define TPS_TITLE_LEN 96
+
 /* One backend (thread), cumulative since attach; written only by that thread. */
 struct tps_backend {
 	__u64 starts;
@@ -17,6 +19,12 @@ struct tps_backend {
 	__u64 open_start; /* start of the transaction in progress, 0 when none */
 	__u32 tgid;
 	__u32 pad;
+	/*
+	 * The process title (argv area) as the backend's first transactions saw it:
+	 * PostgreSQL writes "postgres: USER DB HOST ..." there, and reading it in the
+	 * kernel keeps the type of backends that exit before user space looks.
+	 */
+	char title[TPS_TITLE_LEN];
 };
 
 /* Totals, one per CPU (summed by user space), cumulative since attach. */
@@ -31,5 +39,36 @@ struct tps_totals {
 	__u64 ll[LL_BUCKETS];     /* transaction time, ns, log-linear */
 	__u64 disp[DISP_SLOTS];   /* transaction time, display units, --hist slots */
 };
+
+#ifndef __VMLINUX_H__
+/* User side (bpf/tps.c): open -> configure -> load -> attach, then read once per interval. */
+#include "report/hist.h"
+#include "target/target.h"
+
+struct tps_probe;
+
+struct tps_probe_opts {
+	struct target *target;
+	const char *binary;           /* the server binary whose USDT notes are attached */
+	const struct hist_spec *hist; /* display slots filled by the kernel */
+	int major;                    /* PostgreSQL major version, 0 if unknown */
+};
+
+/* A backend's cumulative figures, keyed by thread id. */
+struct tps_backend_entry {
+	__u32 tid;
+	struct tps_backend b;
+};
+
+/* NULL with an error and a hint printed; nothing stays attached then. */
+struct tps_probe *tps_probe_open(const struct tps_probe_opts *o);
+/* Sum over CPUs of the totals; 0 or -1. */
+int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out);
+/* Every backend seen; count returned (malloc'd array in *out), -1 on error. */
+int tps_probe_read_backends(struct tps_probe *tp, struct tps_backend_entry **out);
+/* Number of USDT sites attached (for the "tracing" line). */
+int tps_probe_nlinks(const struct tps_probe *tp);
+void tps_probe_destroy(struct tps_probe *tp);
+#endif
 
 #endif

@@ -1,9 +1,480 @@
-/* dbtap tps (placeholder until the command lands). */
+/* dbtap tps: transactions per second and transaction/cycle times, per interval and per backend. */
+#include <ctype.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf/tps.h"
 #include "cmd/cmd.h"
+#include "pg/cluster.h"
+#include "report/hist.h"
+#include "target/proc.h"
+#include "target/target.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/runloop.h"
+
+/* What dbtap knows about one backend, and its counters at the previous report. */
+struct backend_info {
+	__u32 tid, tgid;
+	char type[64], user[64], database[64];
+	bool typed;
+	struct tps_backend prev;
+};
+
+struct tps_cmd {
+	struct target t;
+	double interval, duration;
+	bool per_backend, hist_given;
+	struct hist_spec spec;
+	struct tps_probe *probe;
+	struct tps_totals *prev, *cur;
+	struct hist *h;
+	struct backend_info *bi;
+	int nbi;
+	struct runloop rl;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dbtap tps [--pg [TARGET] | -p PID] [-i SECS] [-d SECS] [--per-backend]\n"
+		"                 [--hist log2|linear:MIN:MAX:STEP] [-j]\n\n"
+		"Counts PostgreSQL transactions from its transaction__start/commit/abort USDT\n"
+		"probes in every process of the cluster, backends that connect later included.\n"
+		"Aggregation happens in the kernel; dbtap reads the maps once per interval.\n\n"
+		"Two times are measured per backend:\n"
+		"  transaction time  start -> commit/abort (histogram with p50/p90/p99/max,\n"
+		"                    within 1.6 %% of the true value)\n"
+		"  cycle time        start -> next start on the same backend: what a closed-loop\n"
+		"                    client such as pgbench reports as its latency\n\n"
+		"options:\n"
+		"  --pg [TARGET]     the cluster (data directory, port or postmaster pid;\n"
+		"                    alone: the only one running)\n"
+		"  -p PID[,PID]      these server processes only\n"
+		"  -i, --interval S  a report every S seconds (default: only the final one)\n"
+		"  -d, --duration S  stop after S seconds (default: Ctrl-C)\n"
+		"  --per-backend     per connection: pid, type, user, database, TPS, times\n"
+		"  --hist SPEC       log2 (default) or linear:MIN:MAX:STEP, in microseconds\n"
+		"  -j, --json        one JSON object per report, the last with \"summary\": true\n"
+		"  -h, --help        this text\n\n"
+		"examples:\n"
+		"  dbtap tps -i 1                         cluster TPS every second\n"
+		"  dbtap tps --per-backend -d 10          per connection over 10 seconds\n"
+		"  dbtap tps --hist linear:0:1000:50 -i 5 SystemTap-style histogram\n");
+}
+
+static bool looks_like_pg_target(const char *w)
+{
+	if (!w || !*w || w[0] == '-')
+		return false;
+	if (w[0] == '/' || w[0] == '.' || w[0] == '~')
+		return true;
+	for (const char *p = w; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+static int parse_options(struct tps_cmd *c, struct target_opts *to, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		GLOBAL_LONGOPTS,
+		TARGET_LONGOPTS,
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "per-backend", no_argument, NULL, 'B' },
+		{ "hist", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
+		if (global_opt(opt))
+			continue;
+		if (opt == 'P' && !optarg && optind < argc && looks_like_pg_target(argv[optind])) {
+			target_opt(to, opt, argv[optind++]);
+			continue;
+		}
+		if (target_opt(to, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'i':
+			c->interval = parse_seconds(optarg);
+			if (c->interval <= 0)
+				return usage_error("bad interval '%s': seconds expected, e.g. -i 1 or -i 0.5",
+						   optarg);
+			break;
+		case 'd':
+			c->duration = parse_seconds(optarg);
+			if (c->duration <= 0)
+				return usage_error("bad duration '%s': seconds expected, e.g. -d 10", optarg);
+			break;
+		case 'B':
+			c->per_backend = true;
+			break;
+		case 'H':
+			if (hist_spec_parse(optarg, &c->spec) < 0)
+				return EXIT_USAGE;
+			c->hist_given = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			return cmd_bad_option("tps", opt, argv);
+		}
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		hint("tps takes options only; for --pg with a value write --pg=TARGET; see 'dbtap tps --help'");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void fill_info(struct tps_cmd *c, struct backend_info *bi, const struct tps_backend *b)
+{
+	struct pg_title pt;
+
+	if (c->t.kind == TARGET_PG && bi->tgid == (__u32)c->t.pg.postmaster) {
+		snprintf(bi->type, sizeof(bi->type), "postmaster");
+		bi->typed = true;
+		return;
+	}
+	/* The title the kernel saw first: it survives the backend's exit. */
+	if (b->title[0] && pg_title_parse_full(b->title, &pt) == 0) {
+		snprintf(bi->type, sizeof(bi->type), "%s", pt.type);
+		snprintf(bi->user, sizeof(bi->user), "%s", pt.user);
+		snprintf(bi->database, sizeof(bi->database), "%s", pt.database);
+		bi->typed = true;
+		return;
+	}
+	if (c->t.kind == TARGET_PG) {
+		const char *type = target_proc_type(&c->t, bi->tgid);
+		if (type[0] && strcmp(type, "unknown")) {
+			snprintf(bi->type, sizeof(bi->type), "%s", type);
+			for (int i = 0; i < c->t.pg.nprocs; i++)
+				if (c->t.pg.procs[i].pid == (pid_t)bi->tgid) {
+					snprintf(bi->user, sizeof(bi->user), "%s", c->t.pg.procs[i].user);
+					snprintf(bi->database, sizeof(bi->database), "%s",
+						 c->t.pg.procs[i].database);
+				}
+			bi->typed = true;
+			return;
+		}
+		snprintf(bi->type, sizeof(bi->type), "%s", proc_exists(bi->tgid) ? "unknown" : "exited");
+		return;
+	}
+	if (proc_comm(bi->tgid, bi->type, sizeof(bi->type)) == 0)
+		bi->typed = true;
+}
+
+static struct backend_info *info_get(struct tps_cmd *c, const struct tps_backend_entry *e)
+{
+	struct backend_info *bi;
+
+	for (int i = 0; i < c->nbi; i++)
+		if (c->bi[i].tid == e->tid) {
+			bi = &c->bi[i];
+			if (!bi->typed)
+				fill_info(c, bi, &e->b);
+			return bi;
+		}
+	c->bi = realloc(c->bi, (c->nbi + 1) * sizeof(*c->bi));
+	bi = &c->bi[c->nbi++];
+	memset(bi, 0, sizeof(*bi));
+	bi->tid = e->tid;
+	bi->tgid = e->b.tgid;
+	fill_info(c, bi, &e->b);
+	return bi;
+}
+
+/* Learns the types of new backends while they are alive (called every 200 ms). */
+static bool poll_check(void *arg)
+{
+	struct tps_cmd *c = arg;
+	struct tps_backend_entry *e = NULL;
+	int n = tps_probe_read_backends(c->probe, &e);
+
+	for (int i = 0; i < n; i++)
+		info_get(c, &e[i]);
+	free(e);
+	return target_alive(&c->t);
+}
+
+static double per_s(uint64_t n, double secs)
+{
+	return secs > 0 ? (double)n / secs : 0.0;
+}
+
+static double mean_us(uint64_t ns, uint64_t n)
+{
+	return n ? (double)ns / (double)n / 1000.0 : 0.0;
+}
+
+struct row {
+	struct backend_info *bi;
+	struct tps_backend d; /* over the report's span */
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->bi->tgid != y->bi->tgid)
+		return x->bi->tgid < y->bi->tgid ? -1 : 1;
+	return x->bi->tid < y->bi->tid ? -1 : x->bi->tid > y->bi->tid;
+}
+
+/*
+ * Per-backend figures since the previous report (summary: since the start), sorted by
+ * pid. Backends without any event in the span are left out.
+ */
+static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
+{
+	struct tps_backend_entry *e = NULL;
+	int n = tps_probe_read_backends(c->probe, &e), nr = 0;
+	struct row *rows = calloc(n > 0 ? n : 1, sizeof(*rows));
+
+	for (int i = 0; i < n; i++) {
+		struct backend_info *bi = info_get(c, &e[i]);
+		const struct tps_backend *now = &e[i].b;
+		struct tps_backend d = *now;
+
+		if (!summary) {
+			d.starts -= bi->prev.starts;
+			d.commits -= bi->prev.commits;
+			d.aborts -= bi->prev.aborts;
+			d.timed -= bi->prev.timed;
+			d.txn_ns -= bi->prev.txn_ns;
+			d.cycles -= bi->prev.cycles;
+			d.cycle_ns -= bi->prev.cycle_ns;
+			bi->prev = *now;
+		}
+		if (!d.starts && !d.commits && !d.aborts)
+			continue;
+		rows[nr].bi = bi;
+		rows[nr].d = d;
+		nr++;
+	}
+	free(e);
+	qsort(rows, nr, sizeof(*rows), cmp_row);
+	*out = rows;
+	return nr;
+}
+
+static void summary_of(struct tps_cmd *c, const struct tps_totals *d, struct hist_summary *s)
+{
+	memcpy(c->h->counts, d->ll, sizeof(d->ll));
+	c->h->count = d->txn_count;
+	c->h->sum = d->txn_ns;
+	hist_summarize(c->h, s);
+}
+
+static void delta_totals(struct tps_totals *d, const struct tps_totals *now, const struct tps_totals *before)
+{
+	d->starts = now->starts - before->starts;
+	d->commits = now->commits - before->commits;
+	d->aborts = now->aborts - before->aborts;
+	d->txn_count = now->txn_count - before->txn_count;
+	d->txn_ns = now->txn_ns - before->txn_ns;
+	d->cycles = now->cycles - before->cycles;
+	d->cycle_ns = now->cycle_ns - before->cycle_ns;
+	for (unsigned i = 0; i < LL_BUCKETS; i++)
+		d->ll[i] = now->ll[i] - before->ll[i];
+	for (unsigned i = 0; i < DISP_SLOTS; i++)
+		d->disp[i] = now->disp[i] - before->disp[i];
+}
+
+static void json_rows(struct json *j, const struct row *rows, int nr, double secs)
+{
+	json_array_begin(j, "processes");
+	for (int i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		json_object_begin(j, NULL);
+		json_int(j, "pid", r->bi->tgid);
+		if (r->bi->tid != r->bi->tgid)
+			json_int(j, "tid", r->bi->tid);
+		json_str(j, "type", r->bi->type);
+		json_str(j, "user", r->bi->user[0] ? r->bi->user : NULL);
+		json_str(j, "database", r->bi->database[0] ? r->bi->database : NULL);
+		json_uint(j, "starts", r->d.starts);
+		json_uint(j, "commits", r->d.commits);
+		json_uint(j, "aborts", r->d.aborts);
+		json_double(j, "tps", per_s(r->d.commits, secs));
+		json_double(j, "txn_mean_us", mean_us(r->d.txn_ns, r->d.timed));
+		json_uint(j, "cycles", r->d.cycles);
+		json_double(j, "cycle_mean_us", mean_us(r->d.cycle_ns, r->d.cycles));
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void text_rows(const struct row *rows, int nr, double secs)
+{
+	printf("%8s %-22s %-10s %-10s %9s %8s %6s %9s %9s\n", "PID", "TYPE", "USER", "DATABASE",
+	       "TPS", "COMMITS", "ABORTS", "TXN_MS", "CYCLE_MS");
+	for (int i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		printf("%8u %-22.22s %-10.10s %-10.10s %9.1f %8" PRIu64 " %6" PRIu64 " %9.3f %9.3f\n",
+		       r->bi->tid, r->bi->type, r->bi->user[0] ? r->bi->user : "-",
+		       r->bi->database[0] ? r->bi->database : "-", per_s(r->d.commits, secs),
+		       (uint64_t)r->d.commits, (uint64_t)r->d.aborts, mean_us(r->d.txn_ns, r->d.timed) / 1000.0,
+		       mean_us(r->d.cycle_ns, r->d.cycles) / 1000.0);
+	}
+}
+
+static void report(struct tps_cmd *c, bool summary)
+{
+	struct tps_totals *d = calloc(1, sizeof(*d));
+	struct hist_summary s;
+	struct row *rows = NULL;
+	int nr = 0;
+	double secs;
+
+	if (tps_probe_read_totals(c->probe, c->cur) < 0) {
+		warning("cannot read the tps maps");
+		free(d);
+		return;
+	}
+	if (summary) {
+		secs = runloop_total(&c->rl);
+		*d = *c->cur;
+	} else {
+		secs = runloop_elapsed(&c->rl);
+		delta_totals(d, c->cur, c->prev);
+		*c->prev = *c->cur;
+	}
+	summary_of(c, d, &s);
+	if (summary || c->per_backend)
+		nr = collect_rows(c, summary, &rows);
+
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		json_object_begin(&j, NULL);
+		if (summary)
+			json_bool(&j, "summary", true);
+		json_double(&j, "time", runloop_total(&c->rl));
+		json_double(&j, summary ? "duration" : "interval", secs);
+		json_uint(&j, "starts", d->starts);
+		json_uint(&j, "commits", d->commits);
+		json_uint(&j, "aborts", d->aborts);
+		json_double(&j, "tps", per_s(d->commits, secs));
+		json_object_begin(&j, "txn");
+		json_uint(&j, "count", s.count);
+		json_double(&j, "mean_us", s.mean / 1000.0);
+		json_double(&j, "p50_us", s.p50 / 1000.0);
+		json_double(&j, "p90_us", s.p90 / 1000.0);
+		json_double(&j, "p99_us", s.p99 / 1000.0);
+		json_double(&j, "max_us", s.max / 1000.0);
+		json_object_end(&j);
+		json_object_begin(&j, "cycle");
+		json_uint(&j, "count", d->cycles);
+		json_double(&j, "mean_us", mean_us(d->cycle_ns, d->cycles));
+		json_object_end(&j);
+		json_str(&j, "hist_unit", "us");
+		hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp);
+		if (summary || c->per_backend)
+			json_rows(&j, rows, nr, secs);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+	} else {
+		char ts[16];
+		time_t now = time(NULL);
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+		if (summary)
+			printf("\ntotal over %.1f s: ", secs);
+		else
+			printf("%s  ", ts);
+		printf("tps %.1f  commits %" PRIu64 "  aborts %" PRIu64 "  txn ms: mean %.3f p50 %.3f "
+		       "p90 %.3f p99 %.3f max %.3f\n", per_s(d->commits, secs), (uint64_t)d->commits, (uint64_t)d->aborts,
+		       s.mean / 1e6, s.p50 / 1e6, s.p90 / 1e6, s.p99 / 1e6, s.max / 1e6);
+		if (summary || c->hist_given) {
+			printf("transaction time (start -> commit/abort), microseconds:\n");
+			hist_print(stdout, &c->spec, (const uint64_t *)d->disp, "us");
+			printf("cycle time (start -> next start on one backend; a closed-loop client's "
+			       "latency):\n  mean %.3f ms over %" PRIu64 " cycles\n",
+			       mean_us(d->cycle_ns, d->cycles) / 1000.0, (uint64_t)d->cycles);
+		}
+		if (c->per_backend && nr)
+			text_rows(rows, nr, secs);
+	}
+	free(rows);
+	free(d);
+}
 
 int cmd_tps(int argc, char **argv)
 {
-	error("'tps' is not built yet");
-	return EXIT_FAIL;
+	struct tps_cmd c = { 0 };
+	struct target_opts to = { 0 };
+	struct tps_probe_opts po = { 0 };
+	const char *binary;
+	int ret;
+
+	c.spec.kind = DISP_LOG2;
+	ret = parse_options(&c, &to, argc, argv);
+	if (ret)
+		return ret;
+	if (to.tid) {
+		error("tps follows whole processes: -t is not supported");
+		hint("use -p PID or --pg");
+		return EXIT_USAGE;
+	}
+	if (!to.pg_set && !to.pids)
+		to.pg_set = true; /* the only cluster running here */
+	ret = target_resolve(&c.t, &to, true);
+	if (ret)
+		return ret;
+	binary = c.t.kind == TARGET_PG ? c.t.pg.binary : c.t.binary;
+	if (!binary) {
+		error("cannot tell which binary %s runs", target_describe(&c.t));
+		hint("run as root so /proc/PID/exe can be read");
+		target_free(&c.t);
+		return EXIT_FAIL;
+	}
+	po.target = &c.t;
+	po.binary = binary;
+	po.hist = &c.spec;
+	po.major = c.t.kind == TARGET_PG ? c.t.pg.major : 0;
+	c.probe = tps_probe_open(&po);
+	if (!c.probe) {
+		target_free(&c.t);
+		return EXIT_FAIL;
+	}
+	c.prev = calloc(1, sizeof(*c.prev));
+	c.cur = calloc(1, sizeof(*c.cur));
+	c.h = calloc(1, sizeof(*c.h));
+	fprintf(stderr, "tracing transactions of %s (%d probes); Ctrl-C to stop\n",
+		target_describe(&c.t), tps_probe_nlinks(c.probe));
+
+	runloop_init(&c.rl, c.interval, c.duration);
+	for (;;) {
+		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
+		if (ev == RUNLOOP_TICK) {
+			report(&c, false);
+			continue;
+		}
+		if (!target_alive(&c.t))
+			warning("%s exited; stopping", target_describe(&c.t));
+		break;
+	}
+	/* The tail since the last tick, so that the interval reports add up to the total. */
+	if (c.interval > 0)
+		report(&c, false);
+	report(&c, true);
+	tps_probe_destroy(c.probe);
+	target_free(&c.t);
+	free(c.prev);
+	free(c.cur);
+	free(c.h);
+	free(c.bi);
+	return EXIT_OK;
 }

@@ -1,0 +1,172 @@
+/* Loads tps.bpf.c, attaches it to the server's transaction probes, reads its maps. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/filter.h"
+#include "bpf/tps.h"
+#include "pg/probes.h"
+#include "target/probespec.h"
+#include "util/error.h"
+#include "tps.skel.h"
+
+struct tps_probe {
+	struct tps *skel;
+	struct bpf_link *links[3];
+	int nlinks;
+	int ncpus;
+	struct tps_totals *percpu;
+};
+
+void tps_probe_destroy(struct tps_probe *tp)
+{
+	if (!tp)
+		return;
+	for (int i = 0; i < tp->nlinks; i++)
+		bpf_link__destroy(tp->links[i]);
+	tps__destroy(tp->skel);
+	free(tp->percpu);
+	free(tp);
+}
+
+/* Refuses early, with the probespec messages, when the binary lacks the probe. */
+static int check_probe(const char *binary, const char *provider, const char *name)
+{
+	struct probespec s = {
+		.kind = PROBE_USDT,
+		.binary = (char *)binary,
+		.provider = (char *)provider,
+		.name = (char *)name,
+	};
+	struct probe_list l = { 0 };
+	char text[512];
+	int rc;
+
+	snprintf(text, sizeof(text), "usdt:%s:%s:%s", binary, provider, name);
+	s.text = text;
+	rc = probespec_resolve(&s, binary, 1, &l);
+	probe_list_free(&l);
+	return rc;
+}
+
+struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
+{
+	const struct pg_probes *names = pg_probes_for(o->major);
+	struct tps_probe *tp;
+	int err;
+
+	if (!names) {
+		error("PostgreSQL %d is older than any version dbtap knows the probes of", o->major);
+		hint("dbtap knows PostgreSQL 9 and later");
+		return NULL;
+	}
+	if (check_probe(o->binary, names->provider, names->txn_start) ||
+	    check_probe(o->binary, names->provider, names->txn_commit) ||
+	    check_probe(o->binary, names->provider, names->txn_abort))
+		return NULL;
+
+	tp = calloc(1, sizeof(*tp));
+	tp->ncpus = libbpf_num_possible_cpus();
+	tp->percpu = calloc(tp->ncpus, sizeof(struct tps_totals));
+	tp->skel = tps__open();
+	if (!tp->skel) {
+		error_errno("cannot open the tps BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	TARGET_FILTER_RODATA(tp->skel, o->target);
+	tp->skel->rodata->disp_kind = o->hist->kind;
+	tp->skel->rodata->disp_min = o->hist->min;
+	tp->skel->rodata->disp_step = o->hist->step ? o->hist->step : 1;
+	tp->skel->rodata->disp_n = o->hist->n;
+	tp->skel->rodata->disp_div = 1000; /* ns -> us */
+	err = tps__load(tp->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the tps BPF program");
+		hint("run as root; 'dbtap -v tps' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(tp->skel->maps.filter_pids), o->target) < 0) {
+		error("cannot fill the process filter");
+		hint("the filter holds 1024 pids");
+		goto fail;
+	}
+
+	struct { struct bpf_program *prog; const char *name; } at[3] = {
+		{ tp->skel->progs.tx_start, names->txn_start },
+		{ tp->skel->progs.tx_commit, names->txn_commit },
+		{ tp->skel->progs.tx_abort, names->txn_abort },
+	};
+	for (int i = 0; i < 3; i++) {
+		/* pid -1: every process running the binary, backends forked later included;
+		 * the filter keeps the target's. */
+		tp->links[i] = bpf_program__attach_usdt(at[i].prog, -1, o->binary, names->provider,
+							at[i].name, NULL);
+		if (!tp->links[i]) {
+			int e = errno;
+			error("cannot attach to usdt:%s:%s in '%s': %s", names->provider, at[i].name,
+			      o->binary, strerror(e));
+			hint("run as root; 'dbtap doctor' checks uprobe support");
+			goto fail;
+		}
+		tp->nlinks++;
+	}
+	return tp;
+fail:
+	tps_probe_destroy(tp);
+	return NULL;
+}
+
+int tps_probe_nlinks(const struct tps_probe *tp)
+{
+	return tp->nlinks;
+}
+
+int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out)
+{
+	__u32 key = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(bpf_map__fd(tp->skel->maps.totals), &key, tp->percpu))
+		return -1;
+	for (int c = 0; c < tp->ncpus; c++) {
+		const struct tps_totals *t = &tp->percpu[c];
+		out->starts += t->starts;
+		out->commits += t->commits;
+		out->aborts += t->aborts;
+		out->txn_count += t->txn_count;
+		out->txn_ns += t->txn_ns;
+		out->cycles += t->cycles;
+		out->cycle_ns += t->cycle_ns;
+		for (unsigned i = 0; i < LL_BUCKETS; i++)
+			out->ll[i] += t->ll[i];
+		for (int i = 0; i < DISP_SLOTS; i++)
+			out->disp[i] += t->disp[i];
+	}
+	return 0;
+}
+
+int tps_probe_read_backends(struct tps_probe *tp, struct tps_backend_entry **out)
+{
+	int fd = bpf_map__fd(tp->skel->maps.backends);
+	int n = 0, cap = 64;
+	__u32 next, *prev = NULL, cur;
+	struct tps_backend_entry *v = malloc(cap * sizeof(*v));
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (n == cap)
+			v = realloc(v, (cap *= 2) * sizeof(*v));
+		if (bpf_map_lookup_elem(fd, &next, &v[n].b) == 0) {
+			v[n].tid = next;
+			n++;
+		}
+		cur = next;
+		prev = &cur;
+	}
+	*out = v;
+	return n;
+}

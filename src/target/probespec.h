@@ -1,0 +1,55 @@
+/* Probe specs (usdt:[BIN:]PROV:NAME, uprobe:BIN:FUNC, uretprobe:BIN:FUNC) parsed and resolved. */
+#ifndef DBTAP_TARGET_PROBESPEC_H
+#define DBTAP_TARGET_PROBESPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum probe_kind { PROBE_USDT, PROBE_UPROBE, PROBE_URETPROBE };
+
+/* What the user wrote, split. Wildcards (*, ?, [..]) allowed in PROV, NAME and FUNC. */
+struct probespec {
+	enum probe_kind kind;
+	char *binary;   /* NULL: the target's binary */
+	char *provider; /* USDT only */
+	char *name;     /* USDT name or function name */
+	const char *text;
+};
+
+/* One attach point a spec resolved to. */
+struct probe {
+	enum probe_kind kind;
+	char *binary;      /* path to attach to */
+	char provider[64]; /* USDT */
+	char name[256];    /* USDT name or function */
+	uint64_t offset;   /* uprobes: file offset of the function's entry */
+	const char *spec;  /* the spec text it came from */
+};
+
+struct probe_list {
+	struct probe *p;
+	int n;
+};
+
+#define PROBES_MAX_DEFAULT 64
+
+/* Parses s; 0, or EXIT_USAGE with an error naming s and a hint printed. */
+int probespec_parse(const char *s, struct probespec *p);
+void probespec_free(struct probespec *p);
+const char *probe_kind_name(enum probe_kind k);
+bool probespec_has_wildcard(const struct probespec *p);
+
+/*
+ * Resolves a spec against its binary (default_binary when the spec names none; a
+ * bare name without '/' is looked up in PATH, or matched against default_binary's
+ * file name) and appends the attach points to out, at most max in all. Refuses, with
+ * an error and a hint: a binary without USDT notes (built without --enable-dtrace),
+ * unknown names (listing close ones), functions that are not in the symbol table
+ * (static functions of a stripped binary), symbols that are not functions, and
+ * more than max matches. Returns 0, EXIT_USAGE or EXIT_FAIL.
+ */
+int probespec_resolve(const struct probespec *s, const char *default_binary, int max,
+		      struct probe_list *out);
+void probe_list_free(struct probe_list *l);
+
+#endif
