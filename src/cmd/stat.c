@@ -1,9 +1,1082 @@
-/* dbtap stat (placeholder until the command lands). */
+/* dbtap stat: performance counters per process, thread, query or transaction. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/stat.h"
 #include "cmd/cmd.h"
+#include "perf/counter.h"
+#include "perf/event.h"
+#include "pg/probes.h"
+#include "report/hist.h"
+#include "target/proc.h"
+#include "target/target.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/runloop.h"
+#include "util/strbuf.h"
+
+enum stat_per { PER_NONE, PER_PROCESS, PER_THREAD, PER_QUERY, PER_TRANSACTION };
+static const char *const per_names[] = { "", "process", "thread", "query", "transaction" };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dbtap stat [-e EVENT[,EVENT...]] (--pg [TARGET] | -p PID[,PID] | -t TID)\n"
+		"                  [--per process|thread|query|transaction] [-i SECS] [-d SECS]\n"
+		"                  [--compare OTHER] [--top N] [-j]\n\n"
+		"Counts events as perf stat does, for a cluster, processes or one thread. With\n"
+		"--per query or --per transaction the counters are read in the kernel at\n"
+		"PostgreSQL's USDT probes: each statement's own counts, its CPUs, its migrations.\n\n"
+		"  -e, --event LIST     events by perf's names: task-clock, cpu-clock,\n"
+		"                       context-switches, cpu-migrations, page-faults,\n"
+		"                       minor-faults, major-faults, instructions, cycles,\n"
+		"                       branches, branch-misses, cache-references, cache-misses,\n"
+		"                       L1-dcache-load-misses, dTLB-load-misses, iTLB-load-misses,\n"
+		"                       rNNNN (raw), PMU names libpfm4 knows; :u :k modifiers\n"
+		"                       (default: %s)\n"
+		"      --per WHAT       process, thread: a report per process or thread;\n"
+		"                       query, transaction: counts per statement (USDT)\n"
+		"  -i, --interval SECS  a report every SECS, with the figures of that interval\n"
+		"  -d, --duration SECS  stop after SECS (default: at Ctrl-C)\n"
+		"      --compare OTHER  a second target measured the same way, side by side:\n"
+		"                       pid:PID[,PID], tid:TID or pg:[TARGET]\n"
+		"      --top N          statements printed per report (default 10; -j: all)\n"
+		"  -j, --json           one JSON object per report line\n",
+		perf_event_defaults);
+}
+
+struct stat_cmd {
+	struct perf_event_desc *evs;
+	int nev;
+	enum stat_per per;
+	double interval, duration;
+	const char *compare;
+	int top;
+	struct target_opts topts;
+};
+
+/* A statement after normalization: what the report shows. */
+struct qrow {
+	char *text;
+	struct stat_agg agg;
+	struct hist *h; /* STAT_FIGS */
+};
+
+struct qtable {
+	struct qrow *v;
+	int n;
+};
+
+/* A measured side: the target and its counters or its per-statement probe. */
+struct side {
+	struct target t;
+	char *desc;
+	struct counter_set cs;
+	bool cs_init;
+	struct stat_probe *probe;
+	struct qtable prev;  /* per statement: the previous report's table, for intervals */
+	struct stat_drops drops;
+};
+
+/* ---- counting modes ---- */
+
+struct figures {
+	int nev;
+	double seconds;
+	double val[STAT_MAX_EVENTS];
+	double pct[STAT_MAX_EVENTS];
+	bool counted[STAT_MAX_EVENTS];
+	int err[STAT_MAX_EVENTS];
+	struct counter_metrics m;
+};
+
+static int side_open_counters(struct side *s, const struct stat_cmd *c)
+{
+	struct target *t = &s->t;
+	bool per_thread = c->per == PER_THREAD;
+
+	counter_set_init(&s->cs, c->evs, c->nev);
+	s->cs_init = true;
+	switch (t->kind) {
+	case TARGET_TID:
+		return counter_set_add_thread(&s->cs, t->tid) ? EXIT_FAIL : 0;
+	case TARGET_PIDS:
+		for (int i = 0; i < t->npids; i++)
+			if (counter_set_add_process(&s->cs, t->pids[i], per_thread))
+				return EXIT_FAIL;
+		return 0;
+	case TARGET_PG:
+		/* the postmaster's inherited counters take every process forked from now on */
+		if (counter_set_add_process(&s->cs, t->pg.postmaster, per_thread))
+			return EXIT_FAIL;
+		pg_cluster_refresh_procs(&t->pg);
+		for (int i = 0; i < t->pg.nprocs; i++) {
+			pid_t pid = t->pg.procs[i].pid;
+			if (pid == t->pg.postmaster || !proc_exists(pid))
+				continue;
+			int before = s->cs.nunits;
+			if (counter_set_add_process(&s->cs, pid, per_thread)) {
+				/* one that exits while its siblings are opened is not an error */
+				if (proc_exists(pid))
+					return EXIT_FAIL;
+				s->cs.nunits = before;
+			}
+		}
+		return 0;
+	default:
+		return EXIT_USAGE;
+	}
+}
+
+/* Says once, on stderr, which events cannot be counted and why. */
+static int report_open_errors(const struct stat_cmd *c, const int *err, int counted)
+{
+	for (int e = 0; e < c->nev; e++) {
+		char reason[128], h[512];
+		if (!err[e])
+			continue;
+		perf_event_strerror(&c->evs[e], err[e], reason, sizeof(reason), h, sizeof(h));
+		if (counted)
+			warning("event '%s': %s", c->evs[e].name, reason);
+		else
+			error("event '%s': %s", c->evs[e].name, reason);
+		hint("%s", h);
+	}
+	return counted ? 0 : EXIT_FAIL;
+}
+
+static void warn_multiplexing(const struct stat_cmd *c, const int *err)
+{
+	int hw = 0;
+	for (int e = 0; e < c->nev; e++)
+		hw += c->evs[e].hardware && !err[e];
+	if (hw > 4)
+		warning("%d hardware events: most CPUs count 4 to 8 at once, so they will be "
+			"multiplexed and scaled (the share of time counted is shown)", hw);
+}
+
+static void unit_window(const struct counter_set *cs, int u, bool since_start,
+			struct counter_value *out)
+{
+	for (int e = 0; e < cs->nev; e++)
+		out[e] = since_start ? cs->units[u].cur[e] :
+			 counter_delta(&cs->units[u].cur[e], &cs->units[u].prev[e]);
+}
+
+static void fill_figures(const struct stat_cmd *c, const int *err,
+			 const struct counter_value *w, double seconds, struct figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->nev = c->nev;
+	f->seconds = seconds;
+	for (int e = 0; e < c->nev; e++) {
+		f->err[e] = err[e];
+		if (!err[e])
+			f->counted[e] = counter_scale(&w[e], &f->val[e], &f->pct[e]);
+	}
+	counter_metrics_compute(c->evs, f->val, f->counted, c->nev, seconds, &f->m);
+}
+
+/* Units summed: counts add up, enabled/running is the longest (threads run side by side). */
+static void side_figures(const struct stat_cmd *c, struct side *s, int unit, bool since_start,
+			 double seconds, struct figures *f)
+{
+	struct counter_value w[STAT_MAX_EVENTS], sum[STAT_MAX_EVENTS];
+
+	memset(sum, 0, sizeof(sum));
+	for (int u = 0; u < s->cs.nunits; u++) {
+		if (unit >= 0 && u != unit)
+			continue;
+		unit_window(&s->cs, u, since_start, w);
+		for (int e = 0; e < c->nev; e++) {
+			sum[e].value += w[e].value;
+			if (w[e].enabled > sum[e].enabled)
+				sum[e].enabled = w[e].enabled;
+			if (w[e].running > sum[e].running)
+				sum[e].running = w[e].running;
+		}
+	}
+	fill_figures(c, s->cs.err, sum, seconds, f);
+}
+
+static const char *reason_of(const struct perf_event_desc *ev, int err)
+{
+	static char reason[128];
+	char h[512];
+	if (!err)
+		return "not counted (never scheduled on a counter in this window)";
+	perf_event_strerror(ev, err, reason, sizeof(reason), h, sizeof(h));
+	return reason;
+}
+
+/* perf's thousands separators for a count. */
+static const char *fmt_count(double v, char *buf, size_t len)
+{
+	char raw[64];
+	int n, o = 0, lead;
+
+	snprintf(raw, sizeof(raw), "%.0f", v);
+	n = strlen(raw);
+	lead = n % 3 ? n % 3 : 3;
+	for (int i = 0; i < n && o < (int)len - 2; i++) {
+		if (i && (i - lead) % 3 == 0 && i >= lead)
+			buf[o++] = ',';
+		buf[o++] = raw[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *metric_after(const struct perf_event_desc *ev, const struct figures *f,
+				char *buf, size_t len)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	buf[0] = '\0';
+	if (counter_event_is_clock(ev) && a->config == PERF_COUNT_SW_TASK_CLOCK &&
+	    f->m.ok[METRIC_CPUS_UTILIZED])
+		snprintf(buf, len, "#  %8.3f %s", f->m.v[METRIC_CPUS_UTILIZED],
+			 counter_metric_label(METRIC_CPUS_UTILIZED));
+	else if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_INSTRUCTIONS &&
+		 f->m.ok[METRIC_IPC])
+		snprintf(buf, len, "#  %8.2f %s", f->m.v[METRIC_IPC], counter_metric_label(METRIC_IPC));
+	else if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_BRANCH_MISSES &&
+		 f->m.ok[METRIC_BRANCH_MISS])
+		snprintf(buf, len, "#  %7.2f%% %s", f->m.v[METRIC_BRANCH_MISS],
+			 counter_metric_label(METRIC_BRANCH_MISS));
+	else if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CACHE_MISSES &&
+		 f->m.ok[METRIC_CACHE_MISS])
+		snprintf(buf, len, "#  %7.2f%% %s", f->m.v[METRIC_CACHE_MISS],
+			 counter_metric_label(METRIC_CACHE_MISS));
+	return buf;
+}
+
+static void print_figures_text(const struct stat_cmd *c, const struct figures *f)
+{
+	for (int e = 0; e < c->nev; e++) {
+		const struct perf_event_desc *ev = &c->evs[e];
+		char num[64], extra[96];
+		if (!f->counted[e]) {
+			printf(" %18s      %-24s %s\n", f->err[e] ? "<not supported>" : "<not counted>",
+			       ev->name, reason_of(ev, f->err[e]));
+			continue;
+		}
+		if (counter_event_is_clock(ev))
+			printf(" %18.2f msec %-24s", f->val[e] / 1e6, ev->name);
+		else
+			printf(" %18s      %-24s", fmt_count(f->val[e], num, sizeof(num)), ev->name);
+		metric_after(ev, f, extra, sizeof(extra));
+		if (extra[0])
+			printf(" %s", extra);
+		else if (!counter_event_is_clock(ev) && f->seconds > 0)
+			printf(" #  %10.2f /sec", f->val[e] / f->seconds);
+		if (f->pct[e] < 99.95)
+			printf("  (%.1f%%)", f->pct[e]);
+		printf("\n");
+	}
+}
+
+static void json_figures(struct json *j, const char *key, const struct stat_cmd *c,
+			 const struct figures *f)
+{
+	json_object_begin(j, key);
+	for (int e = 0; e < c->nev; e++) {
+		json_object_begin(j, c->evs[e].name);
+		json_bool(j, "counted", f->counted[e]);
+		if (f->counted[e]) {
+			json_uint(j, "value", (uint64_t)llround(f->val[e]));
+			json_str(j, "unit", counter_event_is_clock(&c->evs[e]) ? "ns" : "");
+			json_double(j, "per_s", f->seconds > 0 ? f->val[e] / f->seconds : NAN);
+			json_double(j, "running_pct", f->pct[e]);
+		} else {
+			json_null(j, "value");
+			json_str(j, "reason", reason_of(&c->evs[e], f->err[e]));
+		}
+		json_object_end(j);
+	}
+	json_object_end(j);
+	json_object_begin(j, key == NULL ? "metrics" : "metrics");
+	for (int m = 0; m < METRIC_NR; m++) {
+		if (f->m.ok[m])
+			json_double(j, counter_metric_key(m), f->m.v[m]);
+		else
+			json_null(j, counter_metric_key(m));
+	}
+	json_object_end(j);
+}
+
+static const char *unit_type(struct side *s, pid_t pid)
+{
+	if (s->t.kind != TARGET_PG)
+		return NULL;
+	if (pid == s->t.pg.postmaster)
+		return "postmaster (and the processes it forked since)";
+	const char *ty = target_proc_type(&s->t, pid);
+	return ty && *ty ? ty : NULL;
+}
+
+static void report_counters(const struct stat_cmd *c, struct side *sides, int nsides,
+			    const char *kind, double t_s, double seconds, bool since_start)
+{
+	struct figures f, g;
+	struct json j;
+
+	json_init(&j);
+	if (c->per == PER_PROCESS || c->per == PER_THREAD) {
+		struct side *s = &sides[0];
+		for (int u = 0; u < s->cs.nunits; u++) {
+			struct counter_unit *cu = &s->cs.units[u];
+			const char *ty = unit_type(s, cu->pid);
+			side_figures(c, s, u, since_start, seconds, &f);
+			if (global.json) {
+				json_object_begin(&j, NULL);
+				json_str(&j, "report", kind);
+				json_double(&j, "time_s", t_s);
+				json_double(&j, "seconds", seconds);
+				json_str(&j, "per", per_names[c->per]);
+				json_int(&j, "pid", cu->pid);
+				if (cu->tid)
+					json_int(&j, "tid", cu->tid);
+				json_str(&j, "type", ty);
+				json_bool(&j, "exited", cu->gone);
+				json_figures(&j, "events", c, &f);
+				json_object_end(&j);
+				json_flush_line(&j, stdout);
+			} else {
+				printf("\n %s %d%s%s%s%s (%.2f s):\n\n",
+				       cu->tid ? "thread" : "pid", cu->tid ? cu->tid : cu->pid,
+				       ty ? " " : "", ty ? ty : "", cu->gone ? ", exited" : "",
+				       cu->tid ? "" : "", seconds);
+				print_figures_text(c, &f);
+			}
+		}
+		json_release(&j);
+		return;
+	}
+	side_figures(c, &sides[0], -1, since_start, seconds, &f);
+	if (nsides > 1)
+		side_figures(c, &sides[1], -1, since_start, seconds, &g);
+	if (global.json) {
+		json_object_begin(&j, NULL);
+		json_str(&j, "report", kind);
+		json_double(&j, "time_s", t_s);
+		json_double(&j, "seconds", seconds);
+		json_str(&j, "target", sides[0].desc);
+		json_figures(&j, "events", c, &f);
+		if (nsides > 1) {
+			json_object_begin(&j, "compare");
+			json_str(&j, "target", sides[1].desc);
+			json_figures(&j, "events", c, &g);
+			json_object_begin(&j, "ratio");
+			for (int e = 0; e < c->nev; e++) {
+				if (f.counted[e] && g.counted[e] && f.val[e] > 0)
+					json_double(&j, c->evs[e].name, g.val[e] / f.val[e]);
+				else
+					json_null(&j, c->evs[e].name);
+			}
+			json_object_end(&j);
+			json_object_end(&j);
+		}
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		return;
+	}
+	json_release(&j);
+	if (nsides == 1) {
+		printf("\n Performance counter stats for %s (%.2f s%s):\n\n", sides[0].desc,
+		       seconds, since_start ? "" : ", interval");
+		print_figures_text(c, &f);
+		return;
+	}
+	printf("\n Counter stats, %.2f s%s:\n   A: %s\n   B: %s\n\n", seconds,
+	       since_start ? "" : ", interval", sides[0].desc, sides[1].desc);
+	printf(" %-24s %18s %18s %9s\n", "event", "A", "B", "B/A");
+	for (int e = 0; e < c->nev; e++) {
+		char a[64], b[64];
+		bool clk = counter_event_is_clock(&c->evs[e]);
+		double div = clk ? 1e6 : 1;
+		if (f.counted[e])
+			clk ? snprintf(a, sizeof(a), "%.2f ms", f.val[e] / div)
+			    : (void)fmt_count(f.val[e], a, sizeof(a));
+		else
+			snprintf(a, sizeof(a), "%s", f.err[e] ? "<not supported>" : "<not counted>");
+		if (g.counted[e])
+			clk ? snprintf(b, sizeof(b), "%.2f ms", g.val[e] / div)
+			    : (void)fmt_count(g.val[e], b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "%s", g.err[e] ? "<not supported>" : "<not counted>");
+		printf(" %-24s %18s %18s", c->evs[e].name, a, b);
+		if (f.counted[e] && g.counted[e] && f.val[e] > 0)
+			printf(" %9.3f\n", g.val[e] / f.val[e]);
+		else
+			printf(" %9s\n", "-");
+	}
+	for (int e = 0; e < c->nev; e++)
+		if (f.err[e]) {
+			printf("\n (%s: %s)\n", c->evs[e].name, reason_of(&c->evs[e], f.err[e]));
+			break;
+		}
+}
+
+/* ---- per statement ---- */
+
+static void qtable_free(struct qtable *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		free(t->v[i].text);
+		free(t->v[i].h);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct qrow *qtable_find(const struct qtable *t, const char *text)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].text, text))
+			return &t->v[i];
+	return NULL;
+}
+
+static struct qrow *qtable_add(struct qtable *t, const char *text)
+{
+	struct qrow *nv = realloc(t->v, (t->n + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	t->v = nv;
+	struct qrow *r = &nv[t->n];
+	memset(r, 0, sizeof(*r));
+	r->text = strdup(text);
+	r->h = calloc(STAT_FIGS, sizeof(struct hist));
+	if (!r->text || !r->h)
+		return NULL;
+	t->n++;
+	return r;
+}
+
+static void agg_add(struct stat_agg *d, const struct stat_agg *s)
+{
+	d->calls += s->calls;
+	for (int f = 0; f < STAT_FIGS; f++)
+		d->sum[f] += s->sum[f];
+	for (int e = 0; e < STAT_MAX_EVENTS; e++)
+		d->unscaled[e] += s->unscaled[e];
+	d->cpus |= s->cpus;
+	d->multi_cpu += s->multi_cpu;
+}
+
+static void agg_sub(struct stat_agg *d, const struct stat_agg *s)
+{
+	d->calls -= s->calls;
+	for (int f = 0; f < STAT_FIGS; f++)
+		d->sum[f] -= s->sum[f];
+	for (int e = 0; e < STAT_MAX_EVENTS; e++)
+		d->unscaled[e] -= s->unscaled[e];
+	d->multi_cpu -= s->multi_cpu;
+}
+
+/* Normalizes each sampled text and merges the statements it makes equal. */
+static int table_from_snapshot(const struct stat_snapshot *snap, bool per_query,
+			       struct qtable *out)
+{
+	char norm[STAT_TEXT_MAX * 2];
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < snap->n; i++) {
+		const struct stat_stmt *s = &snap->v[i];
+		const char *text;
+		if (per_query) {
+			pg_normalize_query(s->text, norm, sizeof(norm));
+			text = norm;
+		} else {
+			text = s->key == STAT_KEY_COMMIT ? "commit" :
+			       s->key == STAT_KEY_ABORT ? "abort" : "?";
+		}
+		struct qrow *r = qtable_find(out, text);
+		if (!r && !(r = qtable_add(out, text)))
+			return error("out of memory");
+		agg_add(&r->agg, &s->agg);
+		for (int f = 0; f < STAT_FIGS; f++)
+			hist_merge(&r->h[f], &s->h[f]);
+	}
+	return 0;
+}
+
+/* now - before, row by row, for interval reports. */
+static int table_delta(const struct qtable *now, const struct qtable *before, struct qtable *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < now->n; i++) {
+		const struct qrow *n = &now->v[i];
+		const struct qrow *b = qtable_find(before, n->text);
+		if (b && b->agg.calls == n->agg.calls)
+			continue;
+		struct qrow *r = qtable_add(out, n->text);
+		if (!r)
+			return error("out of memory");
+		r->agg = n->agg;
+		for (int f = 0; f < STAT_FIGS; f++)
+			r->h[f] = n->h[f];
+		if (b) {
+			agg_sub(&r->agg, &b->agg);
+			for (int f = 0; f < STAT_FIGS; f++)
+				hist_delta(&r->h[f], &n->h[f], &b->h[f]);
+		}
+	}
+	return 0;
+}
+
+static int cmp_calls(const void *a, const void *b)
+{
+	const struct qrow *x = a, *y = b;
+	return x->agg.calls < y->agg.calls ? 1 : x->agg.calls > y->agg.calls ? -1 :
+	       strcmp(x->text, y->text);
+}
+
+/* Figure fig of a row: mean (exact, from the sum) and percentiles (log-linear). */
+struct figsum {
+	bool ok;
+	uint64_t sum, p50, p99, max;
+	double mean;
+	uint64_t n;
+};
+
+static void row_fig(const struct qrow *r, int fig, int slot, struct figsum *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (fig < 0)
+		return;
+	/* calls where the counter never ran (multiplexed out) are left out, not zeroed */
+	s->n = r->agg.calls - (slot >= 0 ? r->agg.unscaled[slot] : 0);
+	s->ok = s->n > 0;
+	s->sum = r->agg.sum[fig];
+	s->mean = s->n ? (double)s->sum / s->n : 0;
+	s->p50 = hist_percentile(&r->h[fig], 50);
+	s->p99 = hist_percentile(&r->h[fig], 99);
+	s->max = hist_max(&r->h[fig]);
+}
+
+static void json_figsum(struct json *j, const char *key, const struct figsum *s,
+			const char *reason)
+{
+	json_object_begin(j, key);
+	json_bool(j, "counted", s->ok);
+	if (s->ok) {
+		json_uint(j, "sum", s->sum);
+		json_double(j, "mean", s->mean);
+		json_uint(j, "p50", s->p50);
+		json_uint(j, "p99", s->p99);
+		json_uint(j, "max", s->max);
+		json_uint(j, "calls_counted", s->n);
+	} else {
+		json_null(j, "sum");
+		json_str(j, "reason", reason);
+	}
+	json_object_end(j);
+}
+
+static void json_cpus(struct json *j, uint64_t mask)
+{
+	json_array_begin(j, "cpus");
+	for (int cpu = 0; cpu < 64; cpu++)
+		if (mask & (1ull << cpu))
+			json_int(j, NULL, cpu);
+	json_array_end(j);
+}
+
+static int ev_fig(const struct side *s, int e)
+{
+	int fig = stat_probe_fig(s->probe, e);
+	return fig;
+}
+
+static int ev_slot(const struct side *s, int e)
+{
+	int fig = stat_probe_fig(s->probe, e);
+	return fig >= 0 && fig < STAT_MAX_EVENTS ? fig : -1;
+}
+
+static const char *ev_reason(const struct stat_cmd *c, const struct side *s, int e)
+{
+	return reason_of(&c->evs[e], stat_probe_errors(s->probe)[e]);
+}
+
+static void json_row_side(struct json *j, const char *key, const struct stat_cmd *c,
+			  const struct side *s, const struct qrow *r)
+{
+	struct figsum fs;
+
+	if (key)
+		json_object_begin(j, key);
+	json_uint(j, "calls", r ? r->agg.calls : 0);
+	if (r) {
+		json_cpus(j, r->agg.cpus);
+		json_uint(j, "multi_cpu_calls", r->agg.multi_cpu);
+		json_object_begin(j, "events");
+		for (int e = 0; e < c->nev; e++) {
+			row_fig(r, ev_fig(s, e), ev_slot(s, e), &fs);
+			json_figsum(j, c->evs[e].name, &fs, ev_reason(c, s, e));
+		}
+		row_fig(r, STAT_FIG_WALL, -1, &fs);
+		json_figsum(j, "wall-ns", &fs, NULL);
+		row_fig(r, STAT_FIG_CS, -1, &fs);
+		json_figsum(j, "context-switches", &fs, NULL);
+		row_fig(r, STAT_FIG_MIGR, -1, &fs);
+		json_figsum(j, "cpu-migrations", &fs, NULL);
+		json_object_end(j);
+	}
+	if (key)
+		json_object_end(j);
+}
+
+static void text_fig_line(const char *name, bool clock, const struct figsum *s,
+			  const char *reason)
+{
+	if (!s->ok) {
+		printf("   %-24s %s\n", name, reason ? reason : "-");
+		return;
+	}
+	if (clock)
+		printf("   %-24s %12.1f %12.1f %12.1f %14.1f  us\n", name, s->mean / 1e3,
+		       s->p50 / 1e3, s->p99 / 1e3, s->sum / 1e3);
+	else
+		printf("   %-24s %12.1f %12" PRIu64 " %12" PRIu64 " %14" PRIu64 "\n", name, s->mean,
+		       s->p50, s->p99, s->sum);
+}
+
+static void print_cpus(uint64_t mask)
+{
+	bool first = true;
+	for (int cpu = 0; cpu < 64; cpu++)
+		if (mask & (1ull << cpu)) {
+			printf("%s%d", first ? "" : ",", cpu);
+			first = false;
+		}
+}
+
+static void text_row(const struct stat_cmd *c, const struct side *s, const struct qrow *r)
+{
+	struct figsum fs;
+
+	printf("\n %-10llu %s\n", (unsigned long long)r->agg.calls, r->text);
+	printf("   %-24s %12s %12s %12s %14s\n", "per call", "mean", "p50", "p99", "total");
+	for (int e = 0; e < c->nev; e++) {
+		int fig = ev_fig(s, e);
+		if (fig == STAT_FIG_CS || fig == STAT_FIG_MIGR)
+			continue; /* printed below with the CPUs */
+		row_fig(r, fig, ev_slot(s, e), &fs);
+		text_fig_line(c->evs[e].name, counter_event_is_clock(&c->evs[e]), &fs,
+			      ev_reason(c, s, e));
+	}
+	row_fig(r, STAT_FIG_WALL, -1, &fs);
+	text_fig_line("wall time", true, &fs, NULL);
+	row_fig(r, STAT_FIG_CS, -1, &fs);
+	text_fig_line("context-switches", false, &fs, NULL);
+	row_fig(r, STAT_FIG_MIGR, -1, &fs);
+	text_fig_line("cpu-migrations", false, &fs, NULL);
+	printf("   ran on CPUs ");
+	print_cpus(r->agg.cpus);
+	printf("; on more than one: %llu calls (%.1f%%)\n", (unsigned long long)r->agg.multi_cpu,
+	       r->agg.calls ? 100.0 * r->agg.multi_cpu / r->agg.calls : 0.0);
+}
+
+static void text_compare_row(const struct stat_cmd *c, const struct side *sa,
+			     const struct qrow *a, const struct side *sb, const struct qrow *b)
+{
+	struct figsum fa, fb;
+	const char *text = a ? a->text : b->text;
+
+	printf("\n %s\n   %-24s %14s %14s %9s\n", text, "mean per call", "A", "B", "B/A");
+	printf("   %-24s %14llu %14llu\n", "calls", a ? (unsigned long long)a->agg.calls : 0,
+	       b ? (unsigned long long)b->agg.calls : 0);
+	for (int e = -1; e < c->nev + 2; e++) {
+		const char *name;
+		int figa, figb, slota = -1, slotb = -1;
+		bool clock;
+		if (e == -1) {
+			name = "wall time (us)";
+			figa = figb = STAT_FIG_WALL;
+			clock = true;
+		} else if (e >= c->nev) {
+			name = e == c->nev ? "context-switches" : "cpu-migrations";
+			figa = figb = e == c->nev ? STAT_FIG_CS : STAT_FIG_MIGR;
+			clock = false;
+		} else {
+			name = c->evs[e].name;
+			figa = ev_fig(sa, e);
+			figb = ev_fig(sb, e);
+			if (figa == STAT_FIG_CS || figa == STAT_FIG_MIGR)
+				continue;
+			slota = ev_slot(sa, e);
+			slotb = ev_slot(sb, e);
+			clock = counter_event_is_clock(&c->evs[e]);
+		}
+		memset(&fa, 0, sizeof(fa));
+		memset(&fb, 0, sizeof(fb));
+		if (a)
+			row_fig(a, figa, slota, &fa);
+		if (b)
+			row_fig(b, figb, slotb, &fb);
+		double div = clock ? 1e3 : 1;
+		char xa[32] = "-", xb[32] = "-", xr[16] = "-";
+		if (fa.ok)
+			snprintf(xa, sizeof(xa), "%.1f", fa.mean / div);
+		else if (a && e >= 0 && e < c->nev)
+			snprintf(xa, sizeof(xa), "n/a");
+		if (fb.ok)
+			snprintf(xb, sizeof(xb), "%.1f", fb.mean / div);
+		else if (b && e >= 0 && e < c->nev)
+			snprintf(xb, sizeof(xb), "n/a");
+		if (fa.ok && fb.ok && fa.mean > 0)
+			snprintf(xr, sizeof(xr), "%.3f", fb.mean / fa.mean);
+		printf("   %-24s %14s %14s %9s\n", name, xa, xb, xr);
+	}
+}
+
+static void report_statements(const struct stat_cmd *c, struct side *sides, int nsides,
+			      const char *kind, double t_s, double seconds, bool final)
+{
+	struct qtable now[2], shown[2];
+	bool per_query = c->per == PER_QUERY;
+	struct json j;
+
+	json_init(&j);
+	for (int i = 0; i < nsides; i++) {
+		struct stat_snapshot snap;
+		memset(&now[i], 0, sizeof(now[i]));
+		memset(&shown[i], 0, sizeof(shown[i]));
+		if (stat_probe_read(sides[i].probe, &snap) == 0) {
+			table_from_snapshot(&snap, per_query, &now[i]);
+			sides[i].drops = snap.drops;
+		}
+		stat_snapshot_free(&snap);
+		/* the final report covers the whole run; interval reports their interval */
+		if (final)
+			table_delta(&now[i], &(struct qtable){ 0 }, &shown[i]);
+		else
+			table_delta(&now[i], &sides[i].prev, &shown[i]);
+		qsort(shown[i].v, shown[i].n, sizeof(*shown[i].v), cmp_calls);
+		qtable_free(&sides[i].prev);
+		sides[i].prev = now[i];
+	}
+	int limit = global.json ? shown[0].n : (c->top < shown[0].n ? c->top : shown[0].n);
+
+	if (!global.json) {
+		printf("\n Per %s, %.2f s%s: %s%s%s\n", per_names[c->per], seconds,
+		       final ? "" : " (interval)", sides[0].desc, nsides > 1 ? " (A) vs " : "",
+		       nsides > 1 ? sides[1].desc : "");
+		if (nsides > 1)
+			printf(" B: %s\n", sides[1].desc);
+		if (!shown[0].n && (nsides == 1 || !shown[1].n))
+			printf("\n no %s completed\n", per_query ? "statement" : "transaction");
+	}
+	for (int i = 0; i < limit; i++) {
+		struct qrow *r = &shown[0].v[i];
+		struct qrow *o = nsides > 1 ? qtable_find(&shown[1], r->text) : NULL;
+		if (global.json) {
+			json_object_begin(&j, NULL);
+			json_str(&j, "report", kind);
+			json_double(&j, "time_s", t_s);
+			json_double(&j, "seconds", seconds);
+			json_str(&j, "per", per_names[c->per]);
+			json_str(&j, "target", sides[0].desc);
+			json_str(&j, per_query ? "query" : "outcome", r->text);
+			json_row_side(&j, NULL, c, &sides[0], r);
+			if (nsides > 1) {
+				json_object_begin(&j, "compare");
+				json_str(&j, "target", sides[1].desc);
+				json_row_side(&j, NULL, c, &sides[1], o);
+				json_object_end(&j);
+			}
+			json_object_end(&j);
+			json_flush_line(&j, stdout);
+		} else if (nsides > 1) {
+			text_compare_row(c, &sides[0], r, &sides[1], o);
+		} else {
+			text_row(c, &sides[0], r);
+		}
+	}
+	/* statements only the other side ran */
+	for (int i = 0; nsides > 1 && i < shown[1].n; i++) {
+		struct qrow *o = &shown[1].v[i];
+		if (qtable_find(&shown[0], o->text))
+			continue;
+		if (global.json) {
+			json_object_begin(&j, NULL);
+			json_str(&j, "report", kind);
+			json_double(&j, "time_s", t_s);
+			json_double(&j, "seconds", seconds);
+			json_str(&j, "per", per_names[c->per]);
+			json_str(&j, "target", sides[0].desc);
+			json_str(&j, per_query ? "query" : "outcome", o->text);
+			json_row_side(&j, NULL, c, &sides[0], NULL);
+			json_object_begin(&j, "compare");
+			json_str(&j, "target", sides[1].desc);
+			json_row_side(&j, NULL, c, &sides[1], o);
+			json_object_end(&j);
+			json_object_end(&j);
+			json_flush_line(&j, stdout);
+		} else if (i < c->top) {
+			text_compare_row(c, &sides[0], NULL, &sides[1], o);
+		}
+	}
+	for (int i = 0; i < nsides; i++) {
+		const struct stat_drops *d = &sides[i].drops;
+		uint64_t calls = 0;
+		for (int k = 0; k < shown[i].n; k++)
+			calls += shown[i].v[k].agg.calls;
+		if (global.json) {
+			json_object_begin(&j, NULL);
+			json_str(&j, "report", final ? "summary" : "interval-summary");
+			json_double(&j, "time_s", t_s);
+			json_double(&j, "seconds", seconds);
+			json_str(&j, "per", per_names[c->per]);
+			json_str(&j, "target", sides[i].desc);
+			json_int(&j, "statements", shown[i].n);
+			json_uint(&j, "calls", calls);
+			json_object_begin(&j, "dropped");
+			json_uint(&j, "statements_map_full", d->agg_full);
+			json_uint(&j, "histogram_map_full", d->hist_full);
+			json_uint(&j, "in_progress_map_full", d->runs_full);
+			json_uint(&j, "counter_read_errors", d->read_err);
+			json_object_end(&j);
+			json_object_end(&j);
+			json_flush_line(&j, stdout);
+		} else {
+			if (shown[i].n > limit && i == 0)
+				printf("\n (%d more; --top N or -j shows them)\n", shown[i].n - limit);
+			if (d->agg_full || d->hist_full || d->runs_full || d->read_err)
+				printf(" %s: lost: %llu statements (map full), %llu histogram samples, "
+				       "%llu not followed, %llu counter reads\n", sides[i].desc,
+				       (unsigned long long)d->agg_full,
+				       (unsigned long long)d->hist_full,
+				       (unsigned long long)d->runs_full,
+				       (unsigned long long)d->read_err);
+		}
+	}
+	for (int i = 0; i < nsides; i++) {
+		/* shown's histograms were copied by value from now: free only the rows */
+		qtable_free(&shown[i]);
+	}
+	json_release(&j);
+}
+
+/* ---- the command ---- */
+
+static bool side_alive(void *arg)
+{
+	struct side *s = arg;
+	return target_alive(&s->t);
+}
+
+static int parse_per(const char *s, enum stat_per *per)
+{
+	for (int i = 1; i < 5; i++) {
+		if (!strcmp(s, per_names[i])) {
+			*per = i;
+			return 0;
+		}
+	}
+	error("unknown --per value '%s'", s);
+	hint("--per process, --per thread, --per query or --per transaction");
+	return -1;
+}
+
+/* --compare OTHER: pid:PID[,PID], tid:TID, pg[:TARGET]. */
+static int resolve_other(struct target *t, const char *other)
+{
+	struct target_opts o = { 0 };
+
+	if (!strncmp(other, "pid:", 4)) {
+		o.pids = other + 4;
+	} else if (!strncmp(other, "tid:", 4)) {
+		o.tid = other + 4;
+	} else if (!strcmp(other, "pg") || !strncmp(other, "pg:", 3)) {
+		o.pg_set = true;
+		o.pg = other[2] == ':' && other[3] ? other + 3 : NULL;
+	} else {
+		error("cannot compare with '%s'", other);
+		hint("--compare pid:PID[,PID], tid:TID or pg:[DATADIR|PORT|PID]");
+		return EXIT_USAGE;
+	}
+	return target_resolve(t, &o, true);
+}
 
 int cmd_stat(int argc, char **argv)
 {
-	error("'stat' is not built yet");
-	return EXIT_FAIL;
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "per", required_argument, NULL, 'R' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "compare", required_argument, NULL, 'C' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		TARGET_LONGOPTS,
+		GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat_cmd c = { .top = 10 };
+	struct strbuf events = STRBUF_INIT;
+	struct side sides[2];
+	int nsides = 1, opt, ret = EXIT_USAGE;
+	char *end;
+
+	memset(sides, 0, sizeof(sides));
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":e:i:d:p:t:h" GLOBAL_SHORTOPTS, longopts,
+				  NULL)) != -1) {
+		if (global_opt(opt) || target_opt(&c.topts, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'e':
+			if (events.len)
+				strbuf_addch(&events, ',');
+			strbuf_addstr(&events, optarg);
+			break;
+		case 'R':
+			if (parse_per(optarg, &c.per))
+				goto out;
+			break;
+		case 'i':
+			c.interval = parse_seconds(optarg);
+			if (c.interval <= 0) {
+				error("bad interval '%s'", optarg);
+				hint("-i takes seconds, e.g. -i 1 or -i 0.5");
+				goto out;
+			}
+			break;
+		case 'd':
+			c.duration = parse_seconds(optarg);
+			if (c.duration <= 0) {
+				error("bad duration '%s'", optarg);
+				hint("-d takes seconds, e.g. -d 10");
+				goto out;
+			}
+			break;
+		case 'C':
+			c.compare = optarg;
+			break;
+		case 'T':
+			c.top = strtol(optarg, &end, 10);
+			if (*end || c.top <= 0) {
+				error("bad --top '%s'", optarg);
+				hint("--top takes a positive number of statements");
+				goto out;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			ret = EXIT_OK;
+			goto out;
+		default:
+			ret = cmd_bad_option("stat", opt, argv);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		hint("events go after -e: dbtap stat -e task-clock,page-faults -p PID");
+		goto out;
+	}
+	if (perf_event_parse_list(events.len ? events.buf : perf_event_defaults, &c.evs, &c.nev))
+		goto out;
+	if (c.nev > STAT_MAX_EVENTS) {
+		error("%d events: at most %d can be counted in one run", c.nev, STAT_MAX_EVENTS);
+		hint("split them over two runs");
+		goto out;
+	}
+	if (c.compare && (c.per == PER_PROCESS || c.per == PER_THREAD)) {
+		error("--compare compares totals or statements, not --per %s", per_names[c.per]);
+		hint("drop --per, or use --per query or --per transaction");
+		goto out;
+	}
+	ret = target_resolve(&sides[0].t, &c.topts, true);
+	if (ret)
+		goto out;
+	sides[0].desc = strdup(target_describe(&sides[0].t));
+	if (c.compare) {
+		ret = resolve_other(&sides[1].t, c.compare);
+		if (ret)
+			goto out;
+		sides[1].desc = strdup(target_describe(&sides[1].t));
+		nsides = 2;
+	}
+
+	bool per_stmt = c.per == PER_QUERY || c.per == PER_TRANSACTION;
+	for (int i = 0; i < nsides; i++) {
+		const int *err;
+		int counted;
+		if (per_stmt) {
+			ret = stat_probe_open(&sides[i].probe, &sides[i].t, c.per == PER_QUERY,
+					      c.evs, c.nev);
+			if (ret)
+				goto out;
+			err = stat_probe_errors(sides[i].probe);
+			counted = stat_probe_counted(sides[i].probe);
+		} else {
+			ret = side_open_counters(&sides[i], &c);
+			if (ret)
+				goto out;
+			err = sides[i].cs.err;
+			counted = counter_set_counted(&sides[i].cs);
+		}
+		if (i == 0 || !counted) {
+			ret = report_open_errors(&c, err, counted);
+			if (ret)
+				goto out;
+			warn_multiplexing(&c, err);
+		}
+	}
+
+	struct runloop rl;
+	for (int i = 0; i < nsides; i++)
+		if (!per_stmt)
+			counter_set_enable(&sides[i].cs);
+	runloop_init(&rl, c.interval, c.duration);
+	if (!global.json && !c.duration)
+		fprintf(stderr, "counting %s%s%s; Ctrl-C to stop\n", sides[0].desc,
+			nsides > 1 ? " and " : "", nsides > 1 ? sides[1].desc : "");
+	for (;;) {
+		enum runloop_event ev = runloop_wait(&rl, 200, side_alive, &sides[0]);
+		bool last = ev != RUNLOOP_TICK;
+		double t_s = runloop_total(&rl);
+		double seconds = runloop_elapsed(&rl);
+
+		if (last)
+			seconds = t_s;
+		if (per_stmt) {
+			report_statements(&c, sides, nsides, last ? "total" : "interval", t_s,
+					  seconds, last);
+		} else {
+			for (int i = 0; i < nsides; i++)
+				counter_set_read(&sides[i].cs);
+			report_counters(&c, sides, nsides, last ? "total" : "interval", t_s, seconds,
+					last);
+		}
+		if (last)
+			break;
+	}
+	if (!target_alive(&sides[0].t))
+		warning("%s has exited: its counts are up to its exit", sides[0].desc);
+	ret = EXIT_OK;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (sides[i].cs_init)
+			counter_set_free(&sides[i].cs);
+		stat_probe_destroy(sides[i].probe);
+		qtable_free(&sides[i].prev);
+		target_free(&sides[i].t);
+		free(sides[i].desc);
+	}
+	free(c.evs);
+	strbuf_release(&events);
+	return ret;
 }

@@ -1,0 +1,407 @@
+/* stat --per query|transaction: counter deltas per statement, read in the kernel at USDT probes. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/loglinear.h"
+#include "bpf/stat.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 nctr = 0;  /* counters per CPU in `counters` */
+const volatile __u32 ncpus = 1; /* `counters` index: counter * ncpus + cpu */
+
+/*
+ * Per-CPU counters, one per event and CPU (perf's --bpf-counters layout): they count
+ * whatever runs on the CPU, and the programs below attribute the part between a
+ * backend's switch-in and switch-out to the statement it is running. A backend forked
+ * after start needs nothing from user space, and the kernel keeps no per-task state.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} counters SEC(".maps");
+
+/* Statements in progress, by thread. LRU: a backend that dies mid-statement leaves one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct stat_run);
+} runs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct stat_agg);
+} aggs SEC(".maps");
+
+/* A sample text per statement hash, for user space to normalize and print. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, char[STAT_TEXT_MAX]);
+} texts SEC(".maps");
+
+/* Sparse log-linear histograms: one entry per (statement, figure, bucket) seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct stat_hkey);
+	__type(value, __u64);
+} hists SEC(".maps");
+
+struct scratch {
+	char text[STAT_TEXT_MAX];
+	struct stat_run run;
+	struct stat_agg agg;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stat_drops);
+} drops SEC(".maps");
+
+static __always_inline struct stat_drops *drops_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&drops, &zero);
+}
+
+/* Starts a segment: the counters' values as the thread gets (or has) the CPU. */
+static __always_inline void seg_open(struct stat_run *r, __u32 cpu)
+{
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
+		struct bpf_perf_event_value v = {};
+		if (i >= nctr)
+			break;
+		if (bpf_perf_event_read_value(&counters, i * ncpus + cpu, &v, sizeof(v))) {
+			struct stat_drops *d = drops_get();
+			if (d)
+				d->read_err++;
+		}
+		r->base[i] = v.counter;
+		r->base_ena[i] = v.enabled;
+		r->base_run[i] = v.running;
+	}
+	r->cpu = cpu;
+	r->oncpu = 1;
+	r->cpus |= 1ull << (cpu & 63);
+}
+
+/* Ends a segment: adds what the counters moved, scaled when they were multiplexed. */
+static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
+{
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
+		struct bpf_perf_event_value v = {};
+		__u64 d, de, dr;
+		if (i >= nctr)
+			break;
+		if (bpf_perf_event_read_value(&counters, i * ncpus + cpu, &v, sizeof(v))) {
+			struct stat_drops *dd = drops_get();
+			if (dd)
+				dd->read_err++;
+			continue;
+		}
+		d = v.counter - r->base[i];
+		de = v.enabled - r->base_ena[i];
+		dr = v.running - r->base_run[i];
+		if (!dr) {
+			if (de)
+				r->unscaled |= 1u << i;
+			continue;
+		}
+		if (dr < de) {
+			/* perf's scaling; divide first where the product could overflow */
+			if (d >> 32 || de >> 32)
+				d = d / dr * de;
+			else
+				d = d * de / dr;
+		}
+		r->acc[i] += d;
+	}
+	r->oncpu = 0;
+}
+
+struct hash_ctx {
+	char *text;
+	__u64 h;
+	__u32 state;
+	char prev;
+};
+
+enum { S_CODE, S_NUM, S_STR, S_QIDENT, S_LINECOMMENT, S_BLOCKCOMMENT };
+
+static __always_inline bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || (unsigned char)c >= 0x80;
+}
+
+static __always_inline void mix(struct hash_ctx *c, char ch)
+{
+	c->h ^= (unsigned char)ch;
+	c->h *= 0x100000001b3ull; /* FNV-1a */
+}
+
+/*
+ * One byte of the literal-blind hash: numbers and '...' strings hash as '?', so the
+ * map holds one entry per statement shape, not per literal. User space then applies
+ * PostgreSQL's normalization to the sample text and merges what it makes equal; the
+ * hash keeps quoted identifiers and comments verbatim so it never merges more than
+ * that normalization does.
+ */
+static long hash_step(__u32 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	char ch = c->text[i & (STAT_TEXT_MAX - 1)];
+	char prev = c->prev;
+
+	if (!ch)
+		return 1;
+	c->prev = ch;
+	switch (c->state) {
+	case S_NUM:
+		if ((ch >= '0' && ch <= '9') || ch == '.')
+			return 0;
+		c->state = S_CODE;
+		break;
+	case S_STR:
+		if (ch == '\'')
+			c->state = S_CODE;
+		return 0;
+	case S_QIDENT:
+		if (ch == '"')
+			c->state = S_CODE;
+		mix(c, ch);
+		return 0;
+	case S_LINECOMMENT:
+		if (ch == '\n')
+			c->state = S_CODE;
+		mix(c, ch);
+		return 0;
+	case S_BLOCKCOMMENT:
+		if (ch == '/' && prev == '*')
+			c->state = S_CODE;
+		mix(c, ch);
+		return 0;
+	}
+	/* S_CODE */
+	if (ch >= '0' && ch <= '9' && !ident_char(prev)) {
+		c->state = S_NUM;
+		mix(c, '?');
+	} else if (ch == '\'') {
+		c->state = S_STR;
+		mix(c, '?');
+	} else {
+		if (ch == '"')
+			c->state = S_QIDENT;
+		else if (ch == '-' && prev == '-')
+			c->state = S_LINECOMMENT;
+		else if (ch == '*' && prev == '/')
+			c->state = S_BLOCKCOMMENT;
+		mix(c, ch);
+	}
+	return 0;
+}
+
+static __always_inline struct scratch *scratch_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* Starts following a statement on the current thread. */
+static __always_inline void run_start(struct scratch *s, __u64 key)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	__builtin_memset(&s->run, 0, sizeof(s->run));
+	s->run.key = key;
+	s->run.start_ns = bpf_ktime_get_ns();
+	seg_open(&s->run, bpf_get_smp_processor_id());
+	s->run.cpus = 1ull << (s->run.cpu & 63);
+	if (bpf_map_update_elem(&runs, &tid, &s->run, BPF_ANY)) {
+		struct stat_drops *d = drops_get();
+		if (d)
+			d->runs_full++;
+	}
+}
+
+static __always_inline void hist_add(__u64 key, __u32 fig, __u64 v)
+{
+	struct stat_hkey hk = { .key = key, .fig = fig, .bucket = loglinear_index(v) };
+	__u64 one = 1, *c = bpf_map_lookup_elem(&hists, &hk);
+
+	if (c) {
+		__sync_fetch_and_add(c, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&hists, &hk, &one, BPF_NOEXIST)) {
+		c = bpf_map_lookup_elem(&hists, &hk); /* another CPU created it meanwhile */
+		if (c) {
+			__sync_fetch_and_add(c, 1);
+		} else {
+			struct stat_drops *d = drops_get();
+			if (d)
+				d->hist_full++;
+		}
+	}
+}
+
+/* Ends the current thread's statement under key: adds it to the aggregates. */
+static __always_inline void run_finish(__u64 key)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	struct stat_agg *a;
+	struct scratch *s;
+	__u64 wall;
+
+	if (!r)
+		return;
+	if (r->oncpu)
+		seg_close(r, bpf_get_smp_processor_id());
+	if (!key)
+		key = r->key;
+	wall = bpf_ktime_get_ns() - r->start_ns;
+
+	a = bpf_map_lookup_elem(&aggs, &key);
+	if (!a) {
+		s = scratch_get();
+		if (!s)
+			goto out;
+		__builtin_memset(&s->agg, 0, sizeof(s->agg));
+		bpf_map_update_elem(&aggs, &key, &s->agg, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(&aggs, &key);
+		if (!a) {
+			struct stat_drops *d = drops_get();
+			if (d)
+				d->agg_full++;
+			goto out;
+		}
+	}
+	__sync_fetch_and_add(&a->calls, 1);
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
+		if (i >= nctr)
+			break;
+		if (r->unscaled & (1u << i)) {
+			__sync_fetch_and_add(&a->unscaled[i], 1);
+			continue;
+		}
+		__sync_fetch_and_add(&a->sum[i], r->acc[i]);
+		hist_add(key, i, r->acc[i]);
+	}
+	__sync_fetch_and_add(&a->sum[STAT_FIG_WALL], wall);
+	__sync_fetch_and_add(&a->sum[STAT_FIG_CS], r->cs);
+	__sync_fetch_and_add(&a->sum[STAT_FIG_MIGR], r->migrations);
+	__sync_fetch_and_or(&a->cpus, r->cpus);
+	if (r->cpus & (r->cpus - 1))
+		__sync_fetch_and_add(&a->multi_cpu, 1);
+	hist_add(key, STAT_FIG_WALL, wall);
+	hist_add(key, STAT_FIG_CS, r->cs);
+	hist_add(key, STAT_FIG_MIGR, r->migrations);
+out:
+	bpf_map_delete_elem(&runs, &tid);
+}
+
+SEC("usdt")
+int BPF_USDT(query_start, const char *query)
+{
+	struct hash_ctx hc = { .h = 0xcbf29ce484222325ull, .state = S_CODE, .prev = ' ' };
+	struct scratch *s;
+
+	if (!filter_match())
+		return 0;
+	s = scratch_get();
+	if (!s)
+		return 0;
+	if (bpf_probe_read_user_str(s->text, sizeof(s->text), query) < 0)
+		s->text[0] = '\0';
+	hc.text = s->text;
+	bpf_loop(STAT_TEXT_MAX, hash_step, &hc, 0);
+	if (!hc.h)
+		hc.h = 1;
+	bpf_map_update_elem(&texts, &hc.h, s->text, BPF_NOEXIST);
+	run_start(s, hc.h);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(query_done, const char *query)
+{
+	if (!filter_match())
+		return 0;
+	run_finish(0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(txn_start)
+{
+	struct scratch *s;
+
+	if (!filter_match())
+		return 0;
+	s = scratch_get();
+	if (s)
+		run_start(s, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(txn_commit)
+{
+	if (filter_match())
+		run_finish(STAT_KEY_COMMIT);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(txn_abort)
+{
+	if (filter_match())
+		run_finish(STAT_KEY_ABORT);
+	return 0;
+}
+
+/*
+ * The accounting that makes per-CPU counters per-statement: at each switch a followed
+ * thread's segment is closed (switch-out) or opened (switch-in). The tracepoint fires
+ * before the switch, on the CPU both threads share at that instant.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 ptid = prev->pid, ntid = next->pid;
+	struct stat_run *r;
+
+	r = bpf_map_lookup_elem(&runs, &ptid);
+	if (r && r->oncpu) {
+		seg_close(r, cpu);
+		r->cs++;
+	}
+	r = bpf_map_lookup_elem(&runs, &ntid);
+	if (r && !r->oncpu) {
+		if (r->cpu != cpu)
+			r->migrations++;
+		seg_open(r, cpu);
+	}
+	return 0;
+}

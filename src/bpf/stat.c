@@ -1,0 +1,339 @@
+/* Loads stat.bpf.c with per-CPU counters, attaches it to the server's USDT probes, reads its maps. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/filter.h"
+#include "bpf/stat.h"
+#include "perf/counter.h"
+#include "pg/probes.h"
+#include "target/usdt.h"
+#include "util/error.h"
+#include "stat.skel.h"
+
+struct stat_probe {
+	struct stat *skel;
+	struct bpf_link *links[6];
+	int nlinks;
+	int ncpus;
+	int nev;
+	int *err;       /* per event */
+	int *fig;       /* per event: figure index, -1 when not measured */
+	int *fds;       /* [slot * ncpus + cpu], -1 when not open */
+	int nctr;
+};
+
+void stat_probe_destroy(struct stat_probe *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	stat__destroy(p->skel);
+	for (int i = 0; p->fds && i < p->nctr * p->ncpus; i++)
+		if (p->fds[i] >= 0)
+			close(p->fds[i]);
+	free(p->fds);
+	free(p->err);
+	free(p->fig);
+	free(p);
+}
+
+const int *stat_probe_errors(const struct stat_probe *p)
+{
+	return p->err;
+}
+
+int stat_probe_counted(const struct stat_probe *p)
+{
+	int n = 0;
+	for (int e = 0; e < p->nev; e++)
+		n += p->fig[e] >= 0;
+	return n;
+}
+
+int stat_probe_fig(const struct stat_probe *p, int ev)
+{
+	return p->fig[ev];
+}
+
+/* Refuses a binary without the probes, before anything is loaded. */
+static int check_probes(const char *binary, const char *provider, const char *const *names,
+			int n)
+{
+	struct usdt_list l = { 0 };
+
+	if (usdt_list_read(binary, &l))
+		return EXIT_FAIL;
+	for (int i = 0; i < n; i++) {
+		if (!usdt_list_find(&l, provider, names[i])) {
+			error("'%s' has no USDT probe %s:%s", binary, provider, names[i]);
+			if (!l.n)
+				hint("the binary has no USDT probes at all: --per query and --per "
+				     "transaction need a PostgreSQL built with --enable-dtrace "
+				     "(Debian's and PGDG's packages are); plain counting works without");
+			else
+				hint("'dbtap count -l usdt:%s:%s:*' lists the probes it has", binary,
+				     provider);
+			usdt_list_free(&l);
+			return EXIT_FAIL;
+		}
+	}
+	usdt_list_free(&l);
+	return 0;
+}
+
+/* One counter per CPU for event ev into slot; 0, or the errno of the first CPU. */
+static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, int slot)
+{
+	int opened = 0, first_err = 0;
+
+	for (int c = 0; c < p->ncpus; c++) {
+		struct perf_event_attr attr = ev->attr;
+		attr.size = sizeof(attr);
+		attr.inherit = 0;
+		attr.disabled = 0;
+		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		int fd = perf_event_open_attr(&attr, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* a possible but offline CPU has nothing to count */
+			if (errno != ENODEV && !first_err)
+				first_err = errno;
+			continue;
+		}
+		p->fds[slot * p->ncpus + c] = fd;
+		opened++;
+	}
+	if (opened)
+		return 0;
+	for (int c = 0; c < p->ncpus; c++)
+		p->fds[slot * p->ncpus + c] = -1;
+	return first_err ? first_err : ENODEV;
+}
+
+static int attach(struct stat_probe *p, struct bpf_program *prog, const char *binary,
+		  const char *provider, const char *name)
+{
+	/* pid -1: every process of the binary, later forks included; the filter narrows */
+	struct bpf_link *l = bpf_program__attach_usdt(prog, -1, binary, provider, name, NULL);
+	if (!l) {
+		int e = errno;
+		error("cannot attach to usdt:%s:%s in '%s': %s", provider, name, binary,
+		      strerror(e));
+		hint("run as root; 'dbtap doctor' checks uprobe support");
+		return -1;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_query,
+		    const struct perf_event_desc *evs, int nev)
+{
+	const struct pg_probes *names = pg_probes_for(t->kind == TARGET_PG ? t->pg.major : 0);
+	struct stat_probe *p;
+	int err;
+
+	*out = NULL;
+	if (!names) {
+		error("this PostgreSQL is older than any version dbtap knows the probes of");
+		hint("--per needs PostgreSQL 9 or later; plain counting works on any process");
+		return EXIT_FAIL;
+	}
+	if (!t->binary) {
+		error("cannot find the program of %s", target_describe(t));
+		hint("run as root so /proc/PID/exe can be read");
+		return EXIT_FAIL;
+	}
+	const char *need_q[] = { names->query_start, names->query_done };
+	const char *need_t[] = { names->txn_start, names->txn_commit, names->txn_abort };
+	if (check_probes(t->binary, names->provider, per_query ? need_q : need_t,
+			 per_query ? 2 : 3))
+		return EXIT_FAIL;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error("out of memory"), EXIT_FAIL;
+	p->ncpus = libbpf_num_possible_cpus();
+	p->nev = nev;
+	p->err = calloc(nev, sizeof(int));
+	p->fig = calloc(nev, sizeof(int));
+	p->fds = malloc(STAT_MAX_EVENTS * p->ncpus * sizeof(int));
+	if (p->ncpus <= 0 || !p->err || !p->fig || !p->fds) {
+		stat_probe_destroy(p);
+		return error("out of memory"), EXIT_FAIL;
+	}
+	for (int i = 0; i < STAT_MAX_EVENTS * p->ncpus; i++)
+		p->fds[i] = -1;
+	for (int e = 0; e < nev; e++) {
+		const struct perf_event_attr *a = &evs[e].attr;
+		p->fig[e] = -1;
+		/* counted by the program at sched_switch, exactly what these events count */
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CONTEXT_SWITCHES) {
+			p->fig[e] = STAT_FIG_CS;
+			continue;
+		}
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_MIGRATIONS) {
+			p->fig[e] = STAT_FIG_MIGR;
+			continue;
+		}
+		p->nctr++;
+		err = open_percpu(p, &evs[e], p->nctr - 1);
+		if (err) {
+			p->nctr--;
+			p->err[e] = err;
+			continue;
+		}
+		p->fig[e] = p->nctr - 1;
+	}
+	if (!stat_probe_counted(p)) {
+		*out = p; /* the caller reports every event's reason */
+		return 0;
+	}
+
+	p->skel = stat__open();
+	if (!p->skel) {
+		error_errno("cannot open the stat BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	TARGET_FILTER_RODATA(p->skel, t);
+	p->skel->rodata->nctr = p->nctr;
+	p->skel->rodata->ncpus = p->ncpus;
+	bpf_map__set_max_entries(p->skel->maps.counters,
+				 (p->nctr ? p->nctr : 1) * p->ncpus);
+	err = stat__load(p->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the stat BPF program");
+		hint("run as root; 'dbtap -v stat' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(p->skel->maps.filter_pids), t) < 0) {
+		error("cannot fill the process filter");
+		hint("the filter holds 1024 pids");
+		goto fail;
+	}
+	for (__u32 i = 0; i < (__u32)(p->nctr * p->ncpus); i++) {
+		if (p->fds[i] < 0)
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.counters), &i, &p->fds[i], 0)) {
+			error_errno("cannot hand counter %u to the BPF program", i);
+			hint("run as root");
+			goto fail;
+		}
+	}
+	struct bpf_link *sw = bpf_program__attach(p->skel->progs.on_switch);
+	if (!sw) {
+		error_errno("cannot attach to the sched_switch tracepoint");
+		hint("the kernel needs BTF (CONFIG_DEBUG_INFO_BTF); 'dbtap doctor' checks it");
+		goto fail;
+	}
+	p->links[p->nlinks++] = sw;
+	/* the end probes first: a statement is never started without its end attached */
+	if (per_query) {
+		if (attach(p, p->skel->progs.query_done, t->binary, names->provider,
+			   names->query_done) ||
+		    attach(p, p->skel->progs.query_start, t->binary, names->provider,
+			   names->query_start))
+			goto fail;
+	} else {
+		if (attach(p, p->skel->progs.txn_commit, t->binary, names->provider,
+			   names->txn_commit) ||
+		    attach(p, p->skel->progs.txn_abort, t->binary, names->provider,
+			   names->txn_abort) ||
+		    attach(p, p->skel->progs.txn_start, t->binary, names->provider,
+			   names->txn_start))
+			goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	stat_probe_destroy(p);
+	return EXIT_FAIL;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	__u64 x = ((const struct stat_stmt *)a)->key, y = ((const struct stat_stmt *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+void stat_snapshot_free(struct stat_snapshot *snap)
+{
+	for (int i = 0; i < snap->n; i++)
+		free(snap->v[i].h);
+	free(snap->v);
+	memset(snap, 0, sizeof(*snap));
+}
+
+int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
+{
+	int afd, tfd, hfd, cap = 64;
+	__u64 key, *prev = NULL;
+	struct stat_hkey hk, *hprev = NULL;
+
+	memset(snap, 0, sizeof(*snap));
+	if (!p->skel)
+		return 0;
+	afd = bpf_map__fd(p->skel->maps.aggs);
+	tfd = bpf_map__fd(p->skel->maps.texts);
+	hfd = bpf_map__fd(p->skel->maps.hists);
+	snap->v = calloc(cap, sizeof(*snap->v));
+	if (!snap->v)
+		return -1;
+	while (bpf_map_get_next_key(afd, prev, &key) == 0) {
+		prev = &key;
+		if (snap->n == cap) {
+			struct stat_stmt *nv = realloc(snap->v, 2 * cap * sizeof(*nv));
+			if (!nv)
+				break;
+			snap->v = nv;
+			cap *= 2;
+		}
+		struct stat_stmt *s = &snap->v[snap->n];
+		memset(s, 0, sizeof(*s));
+		if (bpf_map_lookup_elem(afd, &key, &s->agg))
+			continue;
+		s->key = key;
+		if (bpf_map_lookup_elem(tfd, &key, s->text))
+			s->text[0] = '\0';
+		s->text[STAT_TEXT_MAX - 1] = '\0';
+		s->h = calloc(STAT_FIGS, sizeof(struct hist));
+		if (!s->h)
+			break;
+		snap->n++;
+	}
+	qsort(snap->v, snap->n, sizeof(*snap->v), cmp_key);
+	while (bpf_map_get_next_key(hfd, hprev, &hk) == 0) {
+		__u64 count;
+		struct stat_stmt k = { .key = hk.key }, *s;
+		hprev = &hk;
+		if (bpf_map_lookup_elem(hfd, &hk, &count))
+			continue;
+		s = bsearch(&k, snap->v, snap->n, sizeof(*snap->v), cmp_key);
+		if (!s || hk.fig >= STAT_FIGS || hk.bucket >= LL_BUCKETS)
+			continue;
+		s->h[hk.fig].counts[hk.bucket] += count;
+	}
+	for (int i = 0; i < snap->n; i++)
+		for (int f = 0; f < STAT_FIGS; f++)
+			hist_recount(&snap->v[i].h[f]);
+
+	struct stat_drops *pc = calloc(p->ncpus, sizeof(*pc));
+	__u32 zero = 0;
+	if (pc && !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.drops), &zero, pc)) {
+		for (int c = 0; c < p->ncpus; c++) {
+			snap->drops.agg_full += pc[c].agg_full;
+			snap->drops.hist_full += pc[c].hist_full;
+			snap->drops.read_err += pc[c].read_err;
+			snap->drops.runs_full += pc[c].runs_full;
+		}
+	}
+	free(pc);
+	return 0;
+}

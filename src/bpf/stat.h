@@ -1,0 +1,110 @@
+/* Structs shared by stat.bpf.c and stat.c: per-statement counter deltas read at USDT probes. */
+#ifndef DBTAP_BPF_STAT_H
+#define DBTAP_BPF_STAT_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define STAT_MAX_EVENTS 8   /* counters read per statement */
+#define STAT_TEXT_MAX   512 /* statements are told apart by their first bytes */
+
+/*
+ * Figures kept per statement: the counters (0..nctr-1), then three the BPF program
+ * measures itself at sched_switch, where it already runs: wall time, context switches
+ * (switch-outs of the backend mid-statement) and CPU migrations (a switch-in on another
+ * CPU than the last).
+ */
+#define STAT_FIG_WALL   (STAT_MAX_EVENTS + 0)
+#define STAT_FIG_CS     (STAT_MAX_EVENTS + 1)
+#define STAT_FIG_MIGR   (STAT_MAX_EVENTS + 2)
+#define STAT_FIGS       (STAT_MAX_EVENTS + 3)
+
+/* --per transaction keys. */
+#define STAT_KEY_COMMIT 1
+#define STAT_KEY_ABORT  2
+
+/* A statement (or transaction) in progress on one thread. */
+struct stat_run {
+	__u64 key;                      /* statement hash, or 0 until a transaction ends */
+	__u64 start_ns;
+	__u64 base[STAT_MAX_EVENTS];    /* counter at the last switch-in (or the start) */
+	__u64 base_ena[STAT_MAX_EVENTS];
+	__u64 base_run[STAT_MAX_EVENTS];
+	__u64 acc[STAT_MAX_EVENTS];     /* scaled counts of the segments closed so far */
+	__u64 cpus;                     /* bitmask of the CPUs it ran on (id mod 64) */
+	__u32 cs, migrations;
+	__u32 cpu;                      /* CPU it runs on now, or ran on last */
+	__u32 oncpu;
+	__u32 unscaled;                 /* bit per counter: a segment had running == 0 */
+	__u32 pad;
+};
+
+/* What is aggregated per statement. */
+struct stat_agg {
+	__u64 calls;
+	__u64 sum[STAT_FIGS];
+	__u64 unscaled[STAT_MAX_EVENTS]; /* calls where a counter was multiplexed out entirely */
+	__u64 cpus;                      /* union of the calls' CPU masks */
+	__u64 multi_cpu;                 /* calls that ran on more than one CPU */
+};
+
+/* One log-linear histogram bucket of one figure of one statement. */
+struct stat_hkey {
+	__u64 key;
+	__u32 fig;
+	__u32 bucket;
+};
+
+/* Things the BPF side could not do, reported rather than lost. */
+struct stat_drops {
+	__u64 agg_full;   /* statements not recorded: the statement map was full */
+	__u64 hist_full;  /* histogram samples lost: the bucket map was full */
+	__u64 read_err;   /* counter reads that failed */
+	__u64 runs_full;  /* statements not followed: the in-progress map was full */
+};
+
+#ifndef __bpf__
+#include <stdbool.h>
+
+#include "perf/event.h"
+#include "report/hist.h"
+#include "target/target.h"
+
+/* One statement (or transaction outcome) as read from the maps. */
+struct stat_stmt {
+	__u64 key;
+	char text[STAT_TEXT_MAX]; /* a raw sample of the statement; "" for transactions */
+	struct stat_agg agg;
+	struct hist *h;           /* STAT_FIGS histograms */
+};
+
+struct stat_snapshot {
+	struct stat_stmt *v;
+	int n;
+	struct stat_drops drops;
+};
+
+struct stat_probe;
+
+/*
+ * Opens per-CPU counters for evs (context-switches and cpu-migrations are measured by
+ * the program itself), loads stat.bpf.c for the target and attaches it to the
+ * query__start/done (per_query) or transaction__start/commit/abort probes of the
+ * target's binary. Events the machine cannot count get their errno in
+ * stat_probe_errors(). 0, or an exit status with the error printed.
+ */
+int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_query,
+		    const struct perf_event_desc *evs, int nev);
+const int *stat_probe_errors(const struct stat_probe *p);
+/* Number of events that are measured. */
+int stat_probe_counted(const struct stat_probe *p);
+/* Figure index (STAT_FIG_* or a counter slot) of event ev, -1 when it is not measured. */
+int stat_probe_fig(const struct stat_probe *p, int ev);
+/* Reads every statement, its sample text and histograms. 0 or -1. */
+int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap);
+void stat_snapshot_free(struct stat_snapshot *snap);
+void stat_probe_destroy(struct stat_probe *p);
+#endif
+
+#endif
