@@ -162,6 +162,22 @@ static int parse_rest(const char *rest, struct pg_title *t)
 	const char *s;
 	char w[3][128];
 
+	/*
+	 * A client backend: "USER DB HOST STATUS", HOST being [local] or ADDR(PORT). Tried
+	 * first so that a user named like a process type stays a client; only walsender
+	 * titles have the same shape ("walsender USER HOST"), and they win.
+	 */
+	s = rest;
+	if (strncmp(rest, "walsender ", 10) && next_word(&s, w[0], sizeof(w[0])) &&
+	    next_word(&s, w[1], sizeof(w[1])) && next_word(&s, w[2], sizeof(w[2])) &&
+	    is_client_host(w[2])) {
+		copy_str(t->type, sizeof(t->type), "client backend");
+		copy_str(t->user, sizeof(t->user), w[0]);
+		copy_str(t->database, sizeof(t->database), w[1]);
+		copy_str(t->host, sizeof(t->host), w[2]);
+		copy_str(t->activity, sizeof(t->activity), s);
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(aux_types) / sizeof(aux_types[0]); i++) {
 		size_t n = strlen(aux_types[i].title);
 		if (strncmp(rest, aux_types[i].title, n) || (rest[n] && rest[n] != ' '))
@@ -177,18 +193,6 @@ static int parse_rest(const char *rest, struct pg_title *t)
 		} else if (!strcmp(aux_types[i].type, "autovacuum worker")) {
 			next_word(&s, t->database, sizeof(t->database));
 		}
-		copy_str(t->activity, sizeof(t->activity), s);
-		return 0;
-	}
-
-	/* A client backend: "USER DB HOST STATUS", HOST being [local] or ADDR(PORT). */
-	s = rest;
-	if (next_word(&s, w[0], sizeof(w[0])) && next_word(&s, w[1], sizeof(w[1])) &&
-	    next_word(&s, w[2], sizeof(w[2])) && is_client_host(w[2])) {
-		copy_str(t->type, sizeof(t->type), "client backend");
-		copy_str(t->user, sizeof(t->user), w[0]);
-		copy_str(t->database, sizeof(t->database), w[1]);
-		copy_str(t->host, sizeof(t->host), w[2]);
 		copy_str(t->activity, sizeof(t->activity), s);
 		return 0;
 	}
@@ -281,8 +285,18 @@ static void cluster_name_from_titles(struct pg_cluster *c)
 		if (c->procs[i].title && pg_title_parse_full(c->procs[i].title, &t) == 0 &&
 		    t.cluster_name[0]) {
 			copy_str(c->cluster_name, sizeof(c->cluster_name), t.cluster_name);
-			return;
+			break;
 		}
+	}
+	if (!c->cluster_name[0])
+		return;
+	/* Background workers of extensions: their own name follows the cluster's. */
+	size_t n = strlen(c->cluster_name);
+	for (int i = 1; i < c->nprocs; i++) {
+		char *a = c->procs[i].activity;
+		if (!strcmp(c->procs[i].type, "background worker") &&
+		    !strncmp(a, c->cluster_name, n) && a[n] == ':' && a[n + 1] == ' ')
+			memmove(a, a + n + 2, strlen(a + n + 2) + 1);
 	}
 }
 
