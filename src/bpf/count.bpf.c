@@ -1,0 +1,65 @@
+/* count: hits per probe (uprobes and USDT, the attach cookie says which), per process if asked. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/count.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 by_pid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, COUNT_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct count_key);
+	__type(value, __u64);
+} pid_hits SEC(".maps");
+
+static __always_inline void hit(__u64 cookie)
+{
+	__u32 idx = (__u32)cookie;
+	__u64 *v;
+
+	if (!filter_match())
+		return;
+	v = bpf_map_lookup_elem(&hits, &idx);
+	if (v)
+		(*v)++;
+	if (by_pid) {
+		struct count_key k = { .probe = idx, .pid = bpf_get_current_pid_tgid() >> 32 };
+		__u64 zero = 0;
+
+		v = bpf_map_lookup_elem(&pid_hits, &k);
+		if (!v) {
+			bpf_map_update_elem(&pid_hits, &k, &zero, BPF_NOEXIST);
+			v = bpf_map_lookup_elem(&pid_hits, &k);
+		}
+		if (v)
+			__sync_fetch_and_add(v, 1);
+	}
+}
+
+SEC("uprobe")
+int count_uprobe(struct pt_regs *ctx)
+{
+	hit(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(count_usdt)
+{
+	hit(bpf_usdt_cookie(ctx));
+	return 0;
+}

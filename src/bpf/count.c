@@ -1,0 +1,118 @@
+/* Loads count.bpf.c and attaches it once per probe, the probe's index as cookie. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/attach.h"
+#include "bpf/count.h"
+#include "bpf/filter.h"
+#include "util/error.h"
+#include "count.skel.h"
+
+struct count_probe {
+	struct count *skel;
+	struct bpf_link **links;
+	int nlinks, nprobes, ncpus;
+	uint64_t *percpu;
+};
+
+void count_probe_destroy(struct count_probe *cp)
+{
+	if (!cp)
+		return;
+	for (int i = 0; i < cp->nlinks; i++)
+		bpf_link__destroy(cp->links[i]);
+	count__destroy(cp->skel);
+	free(cp->links);
+	free(cp->percpu);
+	free(cp);
+}
+
+struct count_probe *count_probe_open(struct target *t, const struct probe_list *probes, bool by_pid)
+{
+	struct count_probe *cp = calloc(1, sizeof(*cp));
+	int err;
+
+	cp->nprobes = probes->n;
+	cp->ncpus = libbpf_num_possible_cpus();
+	cp->percpu = calloc(cp->ncpus, sizeof(uint64_t));
+	cp->links = calloc(probes->n, sizeof(*cp->links));
+	cp->skel = count__open();
+	if (!cp->skel) {
+		error_errno("cannot open the count BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	TARGET_FILTER_RODATA(cp->skel, t);
+	cp->skel->rodata->by_pid = by_pid;
+	err = count__load(cp->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the count BPF program");
+		hint("run as root; 'dbtap -v count ...' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(cp->skel->maps.filter_pids), t) < 0) {
+		error("cannot fill the process filter");
+		hint("the filter holds 1024 pids");
+		goto fail;
+	}
+	for (int i = 0; i < probes->n; i++) {
+		const struct probe *p = &probes->p[i];
+		cp->links[i] = probe_attach(cp->skel->progs.count_uprobe, cp->skel->progs.count_usdt,
+					    p, attach_pid(t), i);
+		if (!cp->links[i])
+			goto fail;
+		cp->nlinks++;
+	}
+	return cp;
+fail:
+	count_probe_destroy(cp);
+	return NULL;
+}
+
+int count_probe_nlinks(const struct count_probe *cp)
+{
+	return cp->nlinks;
+}
+
+int count_probe_read(struct count_probe *cp, uint64_t *out)
+{
+	int fd = bpf_map__fd(cp->skel->maps.hits);
+
+	for (__u32 i = 0; i < (__u32)cp->nprobes; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, cp->percpu))
+			return -1;
+		for (int c = 0; c < cp->ncpus; c++)
+			out[i] += cp->percpu[c];
+	}
+	return 0;
+}
+
+int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, uint64_t **vals)
+{
+	int fd = bpf_map__fd(cp->skel->maps.pid_hits);
+	int n = 0, cap = 64;
+	struct count_key next, cur, *prev = NULL;
+	struct count_key *k = malloc(cap * sizeof(*k));
+	uint64_t *v = malloc(cap * sizeof(*v));
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (n == cap) {
+			cap *= 2;
+			k = realloc(k, cap * sizeof(*k));
+			v = realloc(v, cap * sizeof(*v));
+		}
+		if (bpf_map_lookup_elem(fd, &next, &v[n]) == 0)
+			k[n++] = next;
+		cur = next;
+		prev = &cur;
+	}
+	*keys = k;
+	*vals = v;
+	return n;
+}
