@@ -434,6 +434,15 @@ int pg_cluster_discover(struct pg_cluster_list *list)
 		/* Children of a postmaster run the same binary; the postmaster's parent does not. */
 		if (cand_find(cands, nc, cands[i].ppid) >= 0)
 			continue;
+		/*
+		 * Children orphaned by a postmaster that died keep their "postgres: ..."
+		 * titles; a postmaster keeps its command line.
+		 */
+		char *title = proc_title(cands[i].pid);
+		bool child_title = !title || !strncmp(title, "postgres: ", 10);
+		free(title);
+		if (child_title)
+			continue;
 		cwd = proc_cwd(cands[i].pid);
 		/* The postmaster works in its data directory; anything else is a client tool. */
 		snprintf(verpath, sizeof(verpath), "%s/PG_VERSION", cwd ? cwd : "");

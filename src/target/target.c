@@ -44,13 +44,19 @@ static pid_t parse_pid(const char *word, size_t len)
 	return (pid_t)v;
 }
 
-/* The process must exist and run a program (kernel threads and zombies have none). */
+/*
+ * The process must exist and run a program (kernel threads and zombies have none).
+ * what: "pid" or "thread".
+ */
 static int check_traceable(pid_t pid, const char *what)
 {
 	char *exe;
 
 	if (!proc_exists(pid)) {
-		error("no process with %s %d", what, pid);
+		if (!strcmp(what, "thread"))
+			error("no thread with id %d", pid);
+		else
+			error("no process with pid %d", pid);
 		hint("'ps -e' or 'dbtap pg' lists the processes running here");
 		return EXIT_FAIL;
 	}
@@ -74,8 +80,11 @@ static int resolve_pids(struct target *t, const char *list)
 {
 	const char *p = list;
 
-	if (!*list)
-		return usage_error("-p needs a pid or a comma-separated list of pids");
+	if (!*list) {
+		error("-p needs a pid or a comma-separated list of pids");
+		hint("e.g. -p 1234,5678");
+		return EXIT_USAGE;
+	}
 	while (*p) {
 		size_t n = strcspn(p, ",");
 		pid_t pid = parse_pid(p, n), tgid;
@@ -130,8 +139,11 @@ int target_resolve(struct target *t, const struct target_opts *o, bool require)
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	if (given > 1)
-		return usage_error("--pg, -p and -t each name the whole target: give only one");
+	if (given > 1) {
+		error("--pg, -p and -t each name the whole target: give only one");
+		hint("--pg for a whole cluster, -p for processes, -t for one thread");
+		return EXIT_USAGE;
+	}
 	if (!given) {
 		if (!require)
 			return 0;
