@@ -35,15 +35,18 @@ test_expect_success 'an unknown global option exits 2 and names it' '
 	test_grep "^hint: " err
 '
 
-test_expect_success 'an unknown command option exits 2 and names it' '
-	test_expect_code 2 dbtap pg --frobnicate 2>err &&
-	test_grep "frobnicate" err &&
+test_expect_success 'an unknown command option exits 2 and names it, for every command' '
+	for c in doctor pg watch tps latency count stat bench; do
+		test_expect_code 2 dbtap $c --frobnicate >out 2>err || return 1
+		test_grep "^error: .*frobnicate" err || return 1
+		test_grep "^hint: " err || return 1
+	done &&
 	test_expect_code 2 dbtap doctor -Z 2>err &&
-	test_grep "Z" err
+	test_grep "'"'-Z'"'" err
 '
 
-test_expect_success 'dbtap COMMAND --help prints options and exits 0' '
-	for c in doctor pg; do
+test_expect_success 'dbtap COMMAND --help prints its usage and exits 0, for every command' '
+	for c in doctor pg watch tps latency count stat bench; do
 		dbtap $c --help >out || return 1
 		test_grep "usage: dbtap $c" out || return 1
 	done
