@@ -9,6 +9,7 @@ struct pgbench_opts {
 	const char *pg; /* --pg TARGET, NULL: the only cluster */
 	double duration; /* seconds per pgbench run */
 	int clients;
+	int repeats;     /* runs per tracer, interleaved */
 };
 
 /* Runs the comparison and prints it; an exit status. */

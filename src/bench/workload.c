@@ -56,7 +56,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static bool flag(const int *p)
+static int flag(const int *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }

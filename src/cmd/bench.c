@@ -548,6 +548,7 @@ int cmd_bench(int argc, char **argv)
 			return bad_value("argument", argv[optind + 1], "'dbtap bench pgbench' takes no mechanism");
 		if (!o.duration_set && quick)
 			pg.duration = 1;
+		pg.repeats = o.repeats_set ? o.repeats : 1;
 		return pgbench_compare(&pg);
 	}
 	return run_table(&o, argv + optind, argc - optind);

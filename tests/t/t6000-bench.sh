@@ -1,0 +1,223 @@
+#!/bin/bash
+test_description='dbtap bench: every mechanism counts exactly the calls the workload made'
+. "$(dirname "$0")"/../lib/test-lib.sh
+
+# check_rows FILE [PYTHON]: FILE is bench -j output; asserts the documented keys and
+# that every count equals the workload's own count, then runs PYTHON with cfg, rows,
+# ans and lines defined.
+cat >check_rows.py <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+cfg = lines[0]
+assert cfg["type"] == "config", cfg
+assert set(cfg) == {"type", "workload", "threads", "repeats", "duration_s", "kernel", "arch",
+                    "cpus", "bpftrace"}, cfg
+rows = [l for l in lines if l["type"] == "row"]
+ans = lines[-1]
+assert ans["type"] == "answer" and ans["mismatches"] == 0 and not ans["interrupted"], ans
+assert set(ans) == {"type", "call", "write_uprobe", "write_watchpoint", "write_on_store",
+                    "mismatches", "interrupted"}, ans
+row_keys = {"type", "mechanism", "program", "what", "available", "samples", "events_per_sec",
+            "ns_per_event", "ns_over_baseline", "spread_pct", "iterations", "count", "verified"}
+for r in rows:
+    if not r["available"]:
+        assert set(r) == {"type", "mechanism", "program", "what", "available", "reason"}, r
+        assert r["reason"], r
+        continue
+    keys = set(r) - {"loss_pct", "vs_empty_pct", "vs_bpftrace"}
+    assert keys == row_keys, (sorted(keys ^ row_keys), r)
+    assert r["iterations"] > 0 and r["samples"] == cfg["repeats"], r
+    assert r["events_per_sec"] > 0 and r["ns_per_event"] > 0, r
+    if r["program"] in ("handler", "bpftrace") or r["mechanism"] == "watchpoint":
+        # what the probe counted is the workload's own count of calls, exactly
+        assert r["count"] == r["iterations"] and r["verified"] is True, r
+    else:
+        assert r["count"] is None and r["verified"] is None, r
+    if r["program"] == "handler":
+        assert "vs_empty_pct" in r and "vs_bpftrace" in r, r
+    assert ("loss_pct" in r) == (cfg["workload"] == "math"), r
+if len(sys.argv) > 2:
+    exec(sys.argv[2])
+EOF
+check_rows() {
+	python3 "$TRASH/check_rows.py" "$@"
+}
+
+test_expect_success 'bench --quick -j: every mechanism, every count equals the workload count' '
+	dbtap bench --quick -j >quick.json 2>quick.err &&
+	check_rows quick.json "
+names = [\"baseline\", \"syscall\", \"uprobe-nop\", \"uprobe-push\", \"uprobe-nop5\",
+         \"uprobe-mov\", \"uretprobe-nop\", \"uretprobe-push\", \"uretprobe-nop5\", \"usdt\",
+         \"usdt-semaphore\", \"watchpoint\"]
+got = [(r[\"mechanism\"], r[\"program\"]) for r in rows]
+want = []
+for n in names:
+    if n in (\"baseline\", \"syscall\"):
+        want.append((n, \"none\"))
+        continue
+    if n == \"watchpoint\":
+        want.append((n, \"none\"))
+    want += [(n, \"handler\"), (n, \"empty\")]
+assert got == want, got
+assert cfg[\"workload\"] == \"trig\" and cfg[\"threads\"] == 1 and cfg[\"repeats\"] == 1, cfg
+# uprobes, uretprobes and USDT (semaphore included) work on every machine dbtap
+# supports: they must have been measured, not skipped
+for r in rows:
+    if r[\"mechanism\"].startswith((\"uprobe\", \"uretprobe\", \"usdt\")):
+        assert r[\"available\"], r
+"
+'
+
+test_expect_success 'the answer names verified rows of this run' '
+	json_py "
+rows = {(r[\"mechanism\"], r[\"program\"]): r for r in lines if r[\"type\"] == \"row\"}
+a = d
+for k in (\"call\", \"write_uprobe\", \"write_on_store\"):
+    v = a[k]
+    r = rows[(v[\"mechanism\"], v[\"program\"])]
+    assert r[\"verified\"] and v[\"ns_per_event\"] == r[\"ns_per_event\"], (k, v, r)
+assert a[\"call\"][\"ns_per_event\"] == min(r[\"ns_per_event\"] for r in rows.values()
+    if r[\"available\"] and r[\"verified\"] and r[\"mechanism\"] in
+       (\"uprobe-nop\", \"uprobe-push\", \"uprobe-nop5\", \"usdt\", \"usdt-semaphore\")), a
+" <quick.json
+'
+
+test_expect_success 'the text table shows every row and the answer' '
+	dbtap bench --quick uprobe-nop usdt >quick.txt 2>&1 &&
+	test_grep "^baseline  *none " quick.txt &&
+	test_grep "^uprobe-nop  *handler .* ok [0-9]" quick.txt &&
+	test_grep "^usdt  *empty " quick.txt &&
+	test_grep "^count a function call: " quick.txt
+'
+
+test_expect_success '--threads 3: per-CPU counts add up to the calls of all threads' '
+	dbtap bench --quick -j --threads 3 uprobe-nop usdt-semaphore watchpoint >threads.json &&
+	check_rows threads.json "
+assert cfg[\"threads\"] == 3, cfg
+assert [r[\"mechanism\"] for r in rows if r[\"program\"] == \"handler\"] == [
+    \"uprobe-nop\", \"usdt-semaphore\", \"watchpoint\"], rows
+"
+'
+
+test_expect_success '--workload math: the blog loop, counted, with its loss' '
+	dbtap bench --quick -j --workload math >math.json &&
+	check_rows math.json "
+assert cfg[\"workload\"] == \"math\", cfg
+assert sorted({r[\"mechanism\"] for r in rows}) == [\"baseline\", \"uprobe-mov\", \"uprobe-nop\",
+                                                   \"watchpoint\"], rows
+for r in rows:
+    if r[\"available\"]:
+        assert \"loss_pct\" in r, r
+        assert (r[\"loss_pct\"] is None) == (r[\"mechanism\"] == \"baseline\"), r
+"
+'
+
+test_expect_success 'an unknown mechanism is a usage error naming it, with a hint' '
+	test_expect_code 2 dbtap bench uprobe-nopp 2>err &&
+	test_grep "unknown mechanism .uprobe-nopp." err &&
+	test_grep "^hint: did you mean .uprobe-nop." err
+'
+
+test_expect_success 'bad option values are usage errors' '
+	test_expect_code 2 dbtap bench --threads 0 2>err1 &&
+	test_grep "bad thread count .0." err1 &&
+	test_expect_code 2 dbtap bench -d soon 2>err2 &&
+	test_grep "bad duration .soon." err2 &&
+	test_grep "^hint: " err2 &&
+	test_expect_code 2 dbtap bench --workload disk 2>err3 &&
+	test_grep "bad workload .disk." err3 &&
+	test_expect_code 2 dbtap bench --frobnicate 2>err4
+'
+
+test_expect_success '--vs-bpftrace without bpftrace says so and measures nothing' '
+	mkdir -p emptybin &&
+	PATH="$PWD/emptybin" test_expect_code 1 "$DBTAP" bench --quick --vs-bpftrace >out 2>err &&
+	test_grep "bpftrace is not installed" err &&
+	test_grep "^hint: install it" err &&
+	test_must_fail test -s out
+'
+
+if command -v bpftrace >/dev/null; then
+	test_expect_success '--vs-bpftrace: bpftrace counts the same calls, side by side' '
+		dbtap bench --quick -j --vs-bpftrace uprobe-nop >bt.json &&
+		check_rows bt.json "
+assert cfg[\"bpftrace\"].startswith(\"bpftrace\"), cfg
+bt = [r for r in rows if r[\"program\"] == \"bpftrace\"]
+assert len(bt) == 1 and bt[0][\"available\"] and bt[0][\"verified\"], bt
+h = [r for r in rows if r[\"program\"] == \"handler\"][0]
+assert abs(h[\"vs_bpftrace\"] - h[\"ns_per_event\"] / bt[0][\"ns_per_event\"]) < 1e-3 * h[\"vs_bpftrace\"], h
+"
+	'
+else
+	test_skip '--vs-bpftrace: bpftrace counts the same calls' 'bpftrace is not installed'
+fi
+
+# 4 write breakpoints on this process: the kernel grants them only when no other
+# breakpoint (a per-CPU one left behind, say) holds a slot. Others' tests may hold
+# one for a moment, hence the retries.
+slots_free() {
+	python3 -c '
+import ctypes, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+buf = [ctypes.c_uint64(0) for _ in range(4)]
+for attempt in range(20):
+    fds = []
+    for b in buf:
+        # perf_event_attr VER1 (72 bytes): type 5 = PERF_TYPE_BREAKPOINT,
+        # exclude_kernel|exclude_hv, bp_type 2 = W, bp_len 8
+        attr = struct.pack("IIQQQQQIIQQ", 5, 72, 0, 0, 0, 0, (1 << 5) | (1 << 6), 0, 2,
+                           ctypes.addressof(b), 8)
+        a = ctypes.create_string_buffer(attr)
+        fd = libc.syscall(298, a, 0, -1, -1, 0)
+        if fd < 0:
+            break
+        fds.append(fd)
+    n = len(fds)
+    for fd in fds:
+        libc.close(fd)
+    if n == 4:
+        sys.exit(0)
+    time.sleep(0.5)
+print("only %d of 4 breakpoint slots could be opened" % n)
+sys.exit(1)
+'
+}
+
+test_expect_success 'Ctrl-C mid run: the workload is reaped, nothing stays attached' '
+	"$DBTAP" bench -d 2 -j uprobe-nop watchpoint >int.json 2>int.err &
+	pid=$! &&
+	child= &&
+	for i in $(seq 1 100); do
+		child=$(pgrep -P $pid -x dbtap-bench) && break
+		sleep 0.05
+	done &&
+	test -n "$child" &&
+	sleep 0.5 &&
+	kill -INT $pid &&
+	wait $pid &&
+	test_must_fail kill -0 $child 2>/dev/null &&
+	test_must_fail pgrep -P $pid &&
+	json_py "assert d[\"type\"] == \"answer\" and d[\"interrupted\"] is True, d" <int.json &&
+	slots_free
+'
+
+test_expect_success 'SIGKILL of dbtap: the workload dies with it' '
+	"$DBTAP" bench -d 2 uprobe-nop >/dev/null 2>&1 &
+	pid=$! &&
+	child= &&
+	for i in $(seq 1 100); do
+		child=$(pgrep -P $pid -x dbtap-bench) && break
+		sleep 0.05
+	done &&
+	test -n "$child" &&
+	kill -KILL $pid &&
+	wait $pid;
+	gone() { ! test -d /proc/$child || grep -q ") Z " /proc/$child/stat; } &&
+	for i in $(seq 1 40); do
+		gone && break
+		sleep 0.05
+	done &&
+	gone
+'
+
+test_done
