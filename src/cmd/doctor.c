@@ -140,17 +140,22 @@ static void probe_machine(struct machine *m, struct report *r)
 		c = add(r, "btf", ST_NA, "no kernel BTF: %s", strerror(m->bpf.btf_err));
 		set_hint(c, "dbtap's BPF programs need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	}
+	bool priv = m->root || m->cap_sys_admin || (m->cap_bpf && m->cap_perfmon);
 	if (m->bpf.prog == 1) {
 		add(r, "bpf", ST_OK, "a trivial BPF program loads (libbpf %s)", m->bpf.libbpf);
+	} else if (!priv) {
+		c = add(r, "bpf", ST_NA, "loading a BPF program is not permitted");
+		set_hint(c, "run as root (tracing programs need CAP_BPF and CAP_PERFMON)");
 	} else {
 		c = add(r, "bpf", ST_NA, "loading a trivial BPF program failed: %s",
 			m->bpf.prog < 0 ? strerror(-m->bpf.prog) : "not supported");
-		set_hint(c, m->root ? "the kernel may lack CONFIG_BPF_SYSCALL, or "
-			 "kernel.unprivileged_bpf_disabled and lockdown may forbid it" :
-			 "run as root");
+		set_hint(c, "the kernel may lack CONFIG_BPF_SYSCALL, or lockdown may forbid it");
 	}
 	if (m->bpf.ringbuf == 1) {
 		add(r, "ringbuf", ST_OK, "BPF ring buffer maps (per-event streams)");
+	} else if (!priv) {
+		c = add(r, "ringbuf", ST_NA, "creating BPF maps is not permitted");
+		set_hint(c, "run as root");
 	} else {
 		c = add(r, "ringbuf", ST_NA, "BPF ring buffer maps: %s",
 			m->bpf.ringbuf < 0 ? strerror(-m->bpf.ringbuf) : "not supported");
@@ -178,6 +183,7 @@ static void probe_machine(struct machine *m, struct report *r)
 	}
 	if (!m->up_ok || m->up.pmu_type < 0 || m->up.err) {
 		c = add(r, "usdt semaphores", ST_NA, "untested: no working uprobe");
+		set_hint(c, "see the uprobe check above");
 	} else if (m->up.ref_ctr_err) {
 		c = add(r, "usdt semaphores", ST_NA, "uprobe with ref_ctr_offset: %s",
 			m->up.ref_ctr_err == EOPNOTSUPP ? "the uprobe PMU has no such field" :
@@ -200,7 +206,8 @@ static void probe_machine(struct machine *m, struct report *r)
 				 "optimized nop5 uprobes need Linux 6.18+ on x86-64; uprobes cost an int3 trap each");
 		}
 	} else {
-		add(r, "uprobe nop5", ST_NA, "untested: no working uprobe");
+		c = add(r, "uprobe nop5", ST_NA, "untested: no working uprobe");
+		set_hint(c, "see the uprobe check above");
 	}
 
 	m->bp_slots = perf_probe_hw_breakpoint_slots(&m->bp_err);

@@ -182,8 +182,14 @@ int cmd_pg(int argc, char **argv)
 	struct pg_cluster_list list;
 	if (pg_cluster_discover(&list) < 0)
 		return EXIT_FAIL;
+	if (list.hidden) {
+		warning("%d PostgreSQL processes could not be inspected: their clusters may be "
+			"missing below", list.hidden);
+		hint("run as root (or as the user the server runs as)");
+	}
 	if (!list.n && !global.json)
-		printf("no PostgreSQL server runs on this machine\n");
+		printf("no PostgreSQL server %s on this machine\n",
+		       list.hidden ? "could be inspected" : "runs");
 	for (int i = 0; i < list.n; i++) {
 		if (global.json)
 			print_json(&list.c[i]);

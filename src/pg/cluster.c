@@ -405,6 +405,7 @@ int pg_cluster_discover(struct pg_cluster_list *list)
 
 	list->c = NULL;
 	list->n = 0;
+	list->hidden = 0;
 	if (n < 0)
 		return error_errno("cannot list /proc");
 	cands = calloc(n ? n : 1, sizeof(*cands));
@@ -414,6 +415,13 @@ int pg_cluster_discover(struct pg_cluster_list *list)
 	}
 	for (int i = 0; i < n; i++) {
 		char *exe = proc_exe(all[i]);
+		if (!exe && (errno == EACCES || errno == EPERM)) {
+			/* Another user's process: only its name is visible. */
+			char comm[32];
+			if (proc_comm(all[i], comm, sizeof(comm)) == 0 &&
+			    (!strcmp(comm, "postgres") || !strcmp(comm, "postmaster")))
+				list->hidden++;
+		}
 		if (exe && is_server_exe(exe)) {
 			pid_t pp = proc_ppid(all[i]);
 			if (pp > 0) {
@@ -447,6 +455,8 @@ int pg_cluster_discover(struct pg_cluster_list *list)
 		/* The postmaster works in its data directory; anything else is a client tool. */
 		snprintf(verpath, sizeof(verpath), "%s/PG_VERSION", cwd ? cwd : "");
 		if (!cwd || access(verpath, F_OK) < 0) {
+			if (!cwd && (errno == EACCES || errno == EPERM))
+				list->hidden++;
 			free(cwd);
 			continue;
 		}
@@ -658,8 +668,14 @@ int pg_cluster_resolve(const char *spec, struct pg_cluster *out)
 		if (list.n == 1)
 			return take(&list, 0, out);
 		if (list.n == 0) {
-			error("no PostgreSQL server runs on this machine");
-			hint("start one, or trace any process with -p PID");
+			if (list.hidden) {
+				error("no PostgreSQL server found: %d of its processes could not be "
+				      "inspected", list.hidden);
+				hint("run as root (or as the user the server runs as)");
+			} else {
+				error("no PostgreSQL server runs on this machine");
+				hint("start one, or trace any process with -p PID");
+			}
 			return fail(&list, EXIT_FAIL);
 		}
 		error("%d PostgreSQL clusters run here; dbtap will not guess which", list.n);

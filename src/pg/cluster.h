@@ -53,6 +53,7 @@ struct pg_cluster {
 struct pg_cluster_list {
 	struct pg_cluster *c;
 	int n;
+	int hidden; /* PostgreSQL processes that could not be inspected (permissions) */
 };
 
 /* Parses postmaster.pid text; 0 or -1 (not a postmaster.pid). Unit-tested. */

@@ -152,4 +152,16 @@ assert t[\"usdt_sites\"] == $(cat usdt_sites)
 " <sym.json
 '
 
+test_expect_success 'as an unprivileged user: said plainly, with hints, exit 0' '
+	runuser -u nobody -- "$DBTAP" doctor -j >nobody.json &&
+	json_py "
+c = {c[\"name\"]: c for c in d[\"checks\"]}
+assert d[\"root\"] is False
+assert c[\"privileges\"][\"status\"] == \"NOT AVAILABLE\" and \"hint\" in c[\"privileges\"]
+# BPF tracing programs and the uprobe PMU both need CAP_PERFMON (kernel rule).
+assert d[\"bpf\"] is False and d[\"uprobe\"] is False
+assert c[\"bpf\"][\"hint\"].startswith(\"run as root\")
+" <nobody.json
+'
+
 test_done
