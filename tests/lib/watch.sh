@@ -1,0 +1,87 @@
+# tests/lib/watch.sh: helpers for dbtap watch's tests, sourced after test-lib.sh.
+#
+#	watch_start OUT ARGS...  runs `dbtap watch ARGS` in the background (stdout in OUT,
+#	                         stderr in OUT.err) and returns once it is attached (its
+#	                         "watching"/"polling" line), or fails if it exits first.
+#	                         Sets WATCH_PID.
+#	watch_stop [SIGNAL]      sends SIGINT (or SIGNAL), waits, returns dbtap's status
+#	watch_wait               waits for dbtap to end by itself, returns its status
+#	slots_free               4 hardware breakpoint slots can be opened again
+#	xid_calls N [PIDFILE]    one new backend runs `select txid_current()` N times; its
+#	                         pg_backend_pid() goes to PIDFILE, the values to stdout
+
+WATCH_PID=
+test_atexit 'watch_kill'
+
+watch_kill() {
+	[ -n "$WATCH_PID" ] && kill -KILL "$WATCH_PID" 2>/dev/null
+	WATCH_PID=
+}
+
+watch_start() {
+	local out=$1 i
+	shift
+	watch_kill
+	# "$DBTAP" itself, not the dbtap function: $! must be dbtap's pid for the signals.
+	"$DBTAP" watch "$@" >"$out" 2>"$out.err" </dev/null &
+	WATCH_PID=$!
+	for i in $(seq 1 200); do
+		if grep -q -e '^watching ' -e '^polling ' "$out.err"; then
+			return 0
+		fi
+		if ! kill -0 "$WATCH_PID" 2>/dev/null; then
+			wait "$WATCH_PID"
+			echo "dbtap watch exited with $? before attaching:"
+			cat "$out.err"
+			WATCH_PID=
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "dbtap watch did not attach within 10 s:"
+	cat "$out.err"
+	return 1
+}
+
+watch_stop() {
+	local rc
+	kill -"${1:-INT}" "$WATCH_PID" || return 1
+	wait "$WATCH_PID"
+	rc=$?
+	WATCH_PID=
+	return $rc
+}
+
+watch_wait() {
+	local rc
+	wait "$WATCH_PID"
+	rc=$?
+	WATCH_PID=
+	return $rc
+}
+
+# Other tests on the machine may hold slots for a moment: retry before failing.
+slots_free() {
+	local n i
+	for i in $(seq 1 20); do
+		n=$("$WORKLOADS"/bpslots 4 2>/dev/null)
+		[ "$n" = 4 ] && return 0
+		sleep 0.5
+	done
+	echo "only $n of 4 hardware breakpoint slots could be opened"
+	return 1
+}
+
+xid_calls() {
+	local n=$1 pidfile=${2:-/dev/null} out
+	out=$(mktemp xid_calls.XXXXXX) || return 1
+	{
+		echo "select pg_backend_pid();"
+		for i in $(seq 1 "$n"); do
+			echo "select txid_current();"
+		done
+	} | psql -XAtq -v ON_ERROR_STOP=1 -f - >"$out" || return 1
+	head -n1 "$out" >"$pidfile" &&
+	tail -n +2 "$out" &&
+	rm -f "$out"
+}

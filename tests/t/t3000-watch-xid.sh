@@ -1,0 +1,93 @@
+#!/bin/bash
+test_description='dbtap watch xid: every XID assigned, by the backend that got it'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/watch.sh
+
+# No autovacuum: the backends of each test are then the only ones assigning XIDs.
+test_expect_success 'set up a cluster' '
+	pg_start pg "autovacuum = off"
+'
+
+test_expect_success 'a backend connecting after attach: N txid_current() = N writes, its pid' '
+	watch_start w1.json xid --pg="$PGDATA" -j --events --by pid -i 0 &&
+	xid_calls 40 pid1 >txids1 &&
+	watch_stop &&
+	pid=$(cat pid1) &&
+	json_py "
+pid = $pid
+txids = [int(x) for x in open(\"txids1\")]
+s = d
+assert s[\"summary\"] and s[\"end\"] == \"interrupted\", s
+assert s[\"total\"] == 40, s
+assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"count\": 40}], s
+ev = [l for l in lines if l.get(\"event\") == \"write\"]
+assert len(ev) == 40 and s[\"events\"] == 40 and s[\"dropped\"] == 0, (len(ev), s)
+assert all(e[\"pid\"] == pid for e in ev), ev
+vals = [e[\"value\"] for e in ev]
+assert all(b - a == 1 for a, b in zip(vals, vals[1:])), vals
+# the value after each write is the XID just handed out + 1
+assert vals == [t + 1 for t in txids], (vals, txids)
+assert vals[-1] == txids[-1] + 1 and s[\"value\"] == txids[-1] + 1, s
+" <w1.json
+'
+
+test_expect_success 'the breakpoint slots are free again after Ctrl-C' '
+	slots_free
+'
+
+test_expect_success 'two backends at once: N and M writes, each to its own pid' '
+	watch_start w2.json xid --pg="$PGDATA" -j --by pid -i 0.2 &&
+	{ xid_calls 30 pidA >/dev/null & a=$!; } &&
+	{ xid_calls 55 pidB >/dev/null & b=$!; } &&
+	wait $a && wait $b &&
+	watch_stop &&
+	json_py "
+a, b = int(open(\"pidA\").read()), int(open(\"pidB\").read())
+s = d
+per = {p[\"pid\"]: p[\"count\"] for p in s[\"processes\"]}
+assert per == {a: 30, b: 55}, per
+assert s[\"total\"] == 85, s
+iv = [l for l in lines if \"writes\" in l]
+assert sum(l[\"writes\"] for l in iv) <= 85, iv
+assert all(t[\"type\"] == \"client backend\" for t in s[\"processes\"]), s
+" <w2.json
+'
+
+test_expect_success 'read-only transactions (select 1, checkpoint) write nothing' '
+	watch_start w3.json xid --pg="$PGDATA" -j -i 0 &&
+	for i in $(seq 1 20); do echo "select 1;"; done | psql -XAtq -f - >/dev/null &&
+	pg_sql "checkpoint" &&
+	watch_stop &&
+	json_py "
+assert d[\"total\"] == 0 and d[\"processes\"] == [], d
+assert d[\"value\"] == d[\"value_start\"], d
+" <w3.json
+'
+
+test_expect_success '--mode poll: the total is the counter difference over the run' '
+	watch_start w4.json xid --pg="$PGDATA" -j --mode poll -i 0.2 &&
+	xid_calls 25 >txids4 &&
+	watch_stop &&
+	json_py "
+t = [int(x) for x in open(\"txids4\")]
+assert d[\"mode\"] == \"poll\" and d[\"processes\"] == [], d
+# nothing else assigns XIDs: the run saw exactly these 25 calls
+assert d[\"value_start\"] == t[0] and d[\"value\"] == t[-1] + 1, (d, t)
+assert d[\"total\"] == d[\"value\"] - d[\"value_start\"] == 25, d
+iv = [l for l in lines if \"writes\" in l]
+assert sum(l[\"writes\"] for l in iv) <= 25
+" <w4.json
+'
+
+test_expect_success 'text output: header, interval lines and the summary' '
+	watch_start w5.txt xid --pg="$PGDATA" --by pid -i 0.2 &&
+	xid_calls 3 pid5 >/dev/null &&
+	sleep 0.3 &&
+	watch_stop &&
+	test_grep "TIME *WRITES *RATE/s *VALUE" w5.txt &&
+	test_grep "^xid: 3 writes in" w5.txt &&
+	test_grep "$(cat pid5) client backend  *3$" w5.txt
+'
+
+test_done
