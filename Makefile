@@ -46,6 +46,8 @@ DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev li
 
 .PHONY: all deps check unit-test tap-test demo install clean workloads
 .DELETE_ON_ERROR:
+# Skeletons and BPF objects are made by pattern rules only: keep them between builds.
+.SECONDARY: $(SKELS) $(BPF_OBJS)
 
 all: dbtap workloads
 
