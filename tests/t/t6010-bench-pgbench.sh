@@ -1,0 +1,50 @@
+#!/bin/bash
+test_description='dbtap bench pgbench: pgbench TPS untraced and with tps / watch xid attached'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+
+test_expect_success 'set up a cluster' '
+	pg_start pg "autovacuum = off"
+'
+
+test_expect_success 'every tracer row is measured by pgbench, or says why not' '
+	dbtap bench pgbench --pg="$PGDATA" -d 1 -c 2 -j >pgb.json 2>pgb.err &&
+	json_py "
+rows = lines
+assert [r[\"tracer\"] for r in rows] == [\"untraced\", \"tps\", \"watch-xid-trap\",
+                                          \"watch-xid-poll\"], rows
+for r in rows:
+    assert r[\"type\"] == \"pgbench\", r
+    if not r[\"available\"]:
+        assert set(r) == {\"type\", \"tracer\", \"available\", \"reason\"} and r[\"reason\"], r
+        continue
+    assert set(r) == {\"type\", \"tracer\", \"available\", \"samples\", \"tps\", \"spread_pct\",
+                      \"transactions\", \"loss_pct\"}, r
+    assert r[\"samples\"] == 1 and r[\"tps\"] > 0 and r[\"transactions\"] > 0, r
+    assert (r[\"loss_pct\"] is None) == (r[\"tracer\"] == \"untraced\"), r
+assert rows[0][\"available\"], rows
+" <pgb.json
+'
+
+test_expect_success 'the transactions are the ones the cluster committed (pg_stat_database)' '
+	before=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
+	dbtap bench pgbench --pg="$PGDATA" -d 1 -c 2 -j >pgb2.json 2>pgb2.err &&
+	pg_sql "select pg_stat_force_next_flush()" >/dev/null &&
+	sleep 1 &&
+	after=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
+	json_py "
+total = sum(r[\"transactions\"] for r in lines if r[\"available\"])
+# pgbench counts each script run; the cluster also commits the few statements of
+# psql and of pgbench sessions themselves
+grew = $after - $before
+assert total <= grew <= total + 50, (total, grew)
+" <pgb2.json
+'
+
+test_expect_success 'no cluster: an error naming the target, with a hint' '
+	test_must_fail dbtap bench pgbench --pg=/nonexistent/data 2>err &&
+	test_grep "/nonexistent/data" err &&
+	test_grep "^hint: " err
+'
+
+test_done
