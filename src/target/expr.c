@@ -323,6 +323,10 @@ int watch_expr_resolve(const struct watch_expr *e, pid_t pid, const struct elf_f
 		if (!proc_exists(pid)) {
 			error("process %d is gone", (int)pid);
 			hint("check the pid");
+		} else if (e->deref && loc->addr != loc->pointer) {
+			error("'%s' points to 0x%" PRIx64 ", and 0x%" PRIx64 " (%s) is not mapped in"
+			      " process %d", e->symbol, loc->pointer, loc->addr, e->text, (int)pid);
+			hint("check the offset, or retry once the process has set the pointer up");
 		} else if (e->deref) {
 			error("'%s' points to 0x%" PRIx64 ", which is not mapped in process %d",
 			      e->symbol, loc->pointer, (int)pid);

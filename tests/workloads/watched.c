@@ -13,6 +13,7 @@ struct watched_stats {
 struct watched_stats stats;
 struct watched_stats *stats_ptr = &stats;
 struct watched_stats *null_ptr;
+struct watched_stats *wild_ptr = (struct watched_stats *)0x1000; /* never mapped */
 volatile long plain_counter;
 
 static long iterations;
