@@ -246,7 +246,8 @@ int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p
 		goto out;
 	}
 	s->iterations = bench_child_iterations(&c);
-	s->rate = bench_child_rate(&c);
+	s->rate = bench_child_rate(&c, true);
+	s->wall_rate = bench_child_rate(&c, false);
 	s->ns = bench_child_ns_per_call(&c);
 	ret = collect(e, m, p, &a, s, reason, rlen);
 out:
@@ -272,13 +273,14 @@ double bench_median(double *v, int n)
 
 void bench_row_finish(struct bench_row *r)
 {
-	double ns[r->n > 0 ? r->n : 1], rate[r->n > 0 ? r->n : 1];
+	double ns[r->n > 0 ? r->n : 1], rate[r->n > 0 ? r->n : 1], wall[r->n > 0 ? r->n : 1];
 
 	r->iterations = r->count = 0;
 	r->counted = r->n > 0;
 	for (int i = 0; i < r->n; i++) {
 		ns[i] = r->samples[i].ns;
 		rate[i] = r->samples[i].rate;
+		wall[i] = r->samples[i].wall_rate;
 		r->iterations += r->samples[i].iterations;
 		r->count += r->samples[i].count;
 		if (!r->samples[i].counted)
@@ -287,5 +289,6 @@ void bench_row_finish(struct bench_row *r)
 	r->verified = r->counted && r->count == r->iterations;
 	r->ns_median = bench_median(ns, r->n);
 	r->rate_median = bench_median(rate, r->n);
+	r->wall_rate_median = bench_median(wall, r->n);
 	r->ns_spread_pct = r->n > 0 ? (ns[r->n - 1] - ns[0]) / r->ns_median * 100 : NAN;
 }

@@ -55,8 +55,13 @@ struct bench_sample {
 	uint64_t iterations; /* the workload's own count */
 	uint64_t count;      /* what the probe counted, when counted */
 	bool counted;
-	double rate;         /* calls per second, all threads */
-	double ns;           /* nanoseconds per call, per thread */
+	/*
+	 * Calls per second of the threads' CPU time (summed over threads): what a
+	 * thread with a CPU to itself reaches, however busy the machine is.
+	 */
+	double rate;
+	double wall_rate;    /* calls per wall-clock second, all threads */
+	double ns;           /* CPU nanoseconds per call, per thread */
 };
 
 enum { BENCH_OK = 0, BENCH_UNAVAILABLE = 1, BENCH_FAILED = -1, BENCH_INTERRUPTED = -2 };
@@ -78,7 +83,7 @@ struct bench_row {
 	int n;                  /* samples taken */
 	struct bench_sample *samples;
 	/* bench_row_finish: */
-	double ns_median, ns_spread_pct, rate_median;
+	double ns_median, ns_spread_pct, rate_median, wall_rate_median;
 	uint64_t iterations, count; /* sums over the samples */
 	bool counted, verified;
 };

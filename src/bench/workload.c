@@ -49,11 +49,16 @@ struct thread_arg {
 	enum bench_workload w;
 };
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static int flag(const int *p)
@@ -101,8 +106,9 @@ static void *thread_main(void *p)
 	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_SEQ_CST);
 	while (!flag(&sh->go) && !flag(&sh->stop))
 		usleep(100);
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t n = a->w == WORKLOAD_MATH ? loop_math(a->fn, &sh->stop) : loop_trig(a->fn, &sh->stop);
+	r->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	r->elapsed_ns = mono_ns() - t0;
 	r->iterations = n;
 	__atomic_fetch_add(&sh->finished, 1, __ATOMIC_SEQ_CST);
@@ -230,12 +236,14 @@ uint64_t bench_child_iterations(const struct bench_child *c)
 	return n;
 }
 
-double bench_child_rate(const struct bench_child *c)
+double bench_child_rate(const struct bench_child *c, bool cpu)
 {
 	double rate = 0;
-	for (int i = 0; i < c->nthreads; i++)
-		if (c->sh->t[i].elapsed_ns)
-			rate += c->sh->t[i].iterations * 1e9 / c->sh->t[i].elapsed_ns;
+	for (int i = 0; i < c->nthreads; i++) {
+		uint64_t ns = cpu ? c->sh->t[i].cpu_ns : c->sh->t[i].elapsed_ns;
+		if (ns)
+			rate += c->sh->t[i].iterations * 1e9 / ns;
+	}
 	return rate;
 }
 
@@ -243,7 +251,7 @@ double bench_child_ns_per_call(const struct bench_child *c)
 {
 	uint64_t ns = 0, n = 0;
 	for (int i = 0; i < c->nthreads; i++) {
-		ns += c->sh->t[i].elapsed_ns;
+		ns += c->sh->t[i].cpu_ns;
 		n += c->sh->t[i].iterations;
 	}
 	return n ? (double)ns / n : NAN;

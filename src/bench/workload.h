@@ -37,6 +37,11 @@ struct bench_thread_result {
 	pid_t tid;
 	uint64_t iterations; /* the workload's own count of site calls */
 	uint64_t elapsed_ns; /* from this thread's start to its stop */
+	/*
+	 * The thread's CPU time over the same span, kernel time in its probes included:
+	 * unlike elapsed_ns, it does not grow while other processes hold the CPU.
+	 */
+	uint64_t cpu_ns;
 };
 
 /* Shared (MAP_SHARED) between dbtap and the child: flags one way, results back. */
@@ -71,10 +76,13 @@ int bench_child_stop(struct bench_child *c);
 void bench_child_kill(struct bench_child *c);
 /* Kills the child if it still runs and frees the shared page. */
 void bench_child_release(struct bench_child *c);
-/* Sum of the threads' iterations, and events per second over all threads. */
+/*
+ * Sum of the threads' iterations, and calls per second summed over the threads: per
+ * second of each thread's CPU time (cpu), or of wall-clock time.
+ */
 uint64_t bench_child_iterations(const struct bench_child *c);
-double bench_child_rate(const struct bench_child *c);
-/* Mean nanoseconds per site call in one thread. */
+double bench_child_rate(const struct bench_child *c, bool cpu);
+/* Mean CPU nanoseconds per site call in one thread (probe handling included). */
 double bench_child_ns_per_call(const struct bench_child *c);
 
 #endif

@@ -135,6 +135,15 @@ static double vs_bpftrace(const struct bench_row *rows, int n, const struct benc
 	return r->ns_median / b->ns_median;
 }
 
+/*
+ * The share of the math loop's throughput a probe takes, from CPU time per iteration
+ * (what the probe costs the thread, whatever else runs on the machine).
+ */
+static double loss_pct(const struct bench_row *r, const struct bench_row *base)
+{
+	return (1 - base->ns_median / r->ns_median) * 100;
+}
+
 static void print_config(const struct opts *o, const char *btver)
 {
 	struct utsname u;
@@ -182,6 +191,7 @@ static void print_row_json(const struct bench_row *rows, int n, const struct ben
 	} else {
 		json_int(&j, "samples", r->n);
 		json_double(&j, "events_per_sec", r->rate_median);
+		json_double(&j, "wall_events_per_sec", r->wall_rate_median);
 		json_double(&j, "ns_per_event", r->ns_median);
 		if (base && base != r)
 			json_double(&j, "ns_over_baseline", r->ns_median - base->ns_median);
@@ -198,7 +208,7 @@ static void print_row_json(const struct bench_row *rows, int n, const struct ben
 		}
 		if (o->workload == WORKLOAD_MATH) {
 			if (base && base != r)
-				json_double(&j, "loss_pct", (1 - r->rate_median / base->rate_median) * 100);
+				json_double(&j, "loss_pct", loss_pct(r, base));
 			else
 				json_null(&j, "loss_pct");
 		}
@@ -224,7 +234,7 @@ static void print_row_text(const struct bench_row *rows, int n, const struct ben
 	}
 	if (base && base != r) {
 		if (o->workload == WORKLOAD_MATH)
-			snprintf(over, sizeof(over), "%.1f%%", (1 - r->rate_median / base->rate_median) * 100);
+			snprintf(over, sizeof(over), "%.1f%%", loss_pct(r, base));
 		else
 			snprintf(over, sizeof(over), "%.1f", r->ns_median - base->ns_median);
 	}
@@ -294,7 +304,7 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 			if (base)
 				json_double(&j, "ns_over_baseline", pick[i]->ns_median - base->ns_median);
 			if (math && base)
-				json_double(&j, "loss_pct", (1 - pick[i]->rate_median / base->rate_median) * 100);
+				json_double(&j, "loss_pct", loss_pct(pick[i], base));
 			json_object_end(&j);
 		}
 		json_int(&j, "mismatches", mismatches);
@@ -307,32 +317,39 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 	printf("\n");
 	if (interrupted)
 		printf("interrupted: the figures cover the runs that finished\n");
+	if (math && base) {
+		if (u)
+			printf("the math loop loses %.1f%% of its throughput to %s", loss_pct(u, base),
+			       u->mech->name);
+		if (s)
+			printf("%s%.1f%% to %s", u ? ", " : "the math loop loses ", loss_pct(s, base),
+			       s->mech->name);
+		if (w)
+			printf("%s%.1f%% to a watchpoint", u || s ? ", " : "the math loop loses ",
+			       loss_pct(w, base));
+		if (u || s || w)
+			printf("\n");
+		return;
+	}
 	double b = base ? base->ns_median : 0;
 	if (c)
-		printf("count a function call: %s is cheapest here, %.0f ns per call (%s program)\n",
-		       c->mech->name, c->ns_median - b, bench_prog_name(c->prog));
+		printf("count a function call: %s is cheapest here, %.0f ns per call over the baseline\n",
+		       c->mech->name, c->ns_median - b);
 	if (u && w) {
-		const struct bench_row *lo = u->ns_median <= w->ns_median ? u : w;
-		const struct bench_row *hi = lo == u ? w : u;
-		printf("count a variable's writes: %s (%.0f ns) beats %s (%.0f ns) by %.1fx",
-		       lo == u ? "a uprobe on the writing function" : "a watchpoint", lo->ns_median - b,
-		       hi == u ? "a uprobe on the writing function" : "a watchpoint", hi->ns_median - b,
-		       (hi->ns_median - b) / (lo->ns_median - b));
-		printf("%s\n", u == lo ? " when its entry is a nop or push" : "");
+		if (u->ns_median <= w->ns_median)
+			printf("count a variable's writes: a uprobe at the entry of the function that writes"
+			       " it (%s, %.0f ns) beats a watchpoint (%.0f ns) by %.1fx\n", u->mech->name,
+			       u->ns_median - b, w->ns_median - b, (w->ns_median - b) / (u->ns_median - b));
+		else
+			printf("count a variable's writes: a watchpoint (%.0f ns) beats a uprobe at the entry"
+			       " of the function that writes it (%s, %.0f ns) by %.1fx\n", w->ns_median - b,
+			       u->mech->name, u->ns_median - b, (u->ns_median - b) / (w->ns_median - b));
 	} else if (w) {
 		printf("count a variable's writes: a watchpoint, %.0f ns per write\n", w->ns_median - b);
 	}
-	if (s && w)
-		printf("a uprobe right on the store instruction is single-stepped: %.0f ns\n",
+	if (s)
+		printf("a uprobe on the store instruction itself is single-stepped: %.0f ns\n",
 		       s->ns_median - b);
-	if (math && base) {
-		for (const struct bench_row *p = u ? u : s; p; p = NULL)
-			printf("the math loop loses %.1f%% with %s, ", (1 - p->rate_median / base->rate_median) * 100,
-			       p->mech->name);
-		if (w)
-			printf("%.1f%% with a watchpoint", (1 - w->rate_median / base->rate_median) * 100);
-		printf("\n");
-	}
 }
 
 static int run_table(struct opts *o, char **mechs, int nmechs)

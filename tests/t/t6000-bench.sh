@@ -18,6 +18,7 @@ assert ans["type"] == "answer" and ans["mismatches"] == 0 and not ans["interrupt
 assert set(ans) == {"type", "call", "write_uprobe", "write_watchpoint", "write_on_store",
                     "mismatches", "interrupted"}, ans
 row_keys = {"type", "mechanism", "program", "what", "available", "samples", "events_per_sec",
+            "wall_events_per_sec",
             "ns_per_event", "ns_over_baseline", "spread_pct", "iterations", "count", "verified"}
 for r in rows:
     if not r["available"]:
@@ -27,7 +28,7 @@ for r in rows:
     keys = set(r) - {"loss_pct", "vs_empty_pct", "vs_bpftrace"}
     assert keys == row_keys, (sorted(keys ^ row_keys), r)
     assert r["iterations"] > 0 and r["samples"] == cfg["repeats"], r
-    assert r["events_per_sec"] > 0 and r["ns_per_event"] > 0, r
+    assert r["events_per_sec"] > 0 and r["wall_events_per_sec"] > 0 and r["ns_per_event"] > 0, r
     if r["program"] in ("handler", "bpftrace") or r["mechanism"] == "watchpoint":
         # what the probe counted is the workload's own count of calls, exactly
         assert r["count"] == r["iterations"] and r["verified"] is True, r
