@@ -75,6 +75,15 @@ pg_start() {
 
 	mkdir -p "$dir/sock" || return 1
 	chown -R postgres: "$dir" || return 1
+	if ! pg_as_postgres test -w "$dir/sock"; then
+		# The checkout is not reachable by postgres (say, under a 0700 home):
+		# the cluster lives in /tmp, $TRASH/NAME points at it.
+		rm -rf "$dir"
+		dir=$(mktemp -d /tmp/dbtap-test-pg.XXXXXX) || return 1
+		mkdir "$dir/sock" && chown -R postgres: "$dir" && chmod 755 "$dir" &&
+			ln -s "$dir" "$TRASH/$name" || return 1
+		test_atexit "rm -rf '$dir'"
+	fi
 	port=$(pg_pick_port) || { echo "pg_start: no free port" >&2; return 1; }
 	pg_clusters+=("$name")
 	test_atexit "pg_cleanup $name $port"
@@ -138,7 +147,7 @@ pg_cleanup() {
 		pg_as_postgres "$PG_BINDIR/pg_ctl" -D "$data" -m immediate -w -t 10 stop \
 			>/dev/null 2>&1
 		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
-		   [ "$(readlink /proc/$pid/cwd 2>/dev/null)" = "$data" ]; then
+		   [ "$(readlink /proc/$pid/cwd 2>/dev/null)" = "$(realpath "$data")" ]; then
 			kill -9 "$pid"
 		fi
 	fi

@@ -38,6 +38,19 @@ dbtap() {
 	"$DBTAP" "$@"
 }
 
+# dbtap_as USER ARGS...: runs dbtap as another user, from a copy that user can reach
+# (the checkout may sit under a directory only root enters).
+dbtap_as() {
+	local user=$1
+	shift
+	if [ -z "$dbtap_copy" ]; then
+		dbtap_copy=$(mktemp -d /tmp/dbtap-test-bin.XXXXXX) || return 1
+		test_atexit "rm -rf '$dbtap_copy'"
+		chmod 755 "$dbtap_copy" && cp "$DBTAP" "$dbtap_copy/dbtap" || return 1
+	fi
+	runuser -u "$user" -- "$dbtap_copy/dbtap" "$@"
+}
+
 say() {
 	printf '# %s\n' "$*"
 }

@@ -153,7 +153,7 @@ assert t[\"usdt_sites\"] == $(cat usdt_sites)
 '
 
 test_expect_success 'as an unprivileged user: said plainly, with hints, exit 0' '
-	runuser -u nobody -- "$DBTAP" doctor -j >nobody.json &&
+	dbtap_as nobody doctor -j >nobody.json &&
 	json_py "
 c = {c[\"name\"]: c for c in d[\"checks\"]}
 assert d[\"root\"] is False

@@ -180,9 +180,9 @@ test_expect_success '--pg with a backend pid says which postmaster to use' '
 '
 
 test_expect_success 'as the server'"'"'s user it is found; as another user, a warning' '
-	runuser -u postgres -- "$DBTAP" pg -j >as_pg.json &&
+	dbtap_as postgres pg -j >as_pg.json &&
 	cluster_py $PG_PID "assert c[\"port\"] == $PGPORT" <as_pg.json &&
-	runuser -u nobody -- "$DBTAP" pg -j >as_nobody.json 2>err &&
+	dbtap_as nobody pg -j >as_nobody.json 2>err &&
 	test_grep "^warning: .*could not be inspected" err &&
 	test_grep "^hint: run as root" err &&
 	json_py "assert all(c[\"postmaster\"] != $PG_PID for c in lines)" <as_nobody.json
