@@ -197,6 +197,15 @@ test_cmp() {
 	diff -u "$@"
 }
 
+# test_must_be_empty FILE: shows the file when it is not empty.
+test_must_be_empty() {
+	if [ -s "$1" ]; then
+		echo "test_must_be_empty: $1 is not empty:"
+		cat "$1"
+		return 1
+	fi
+}
+
 # test_grep PATTERN FILE: grep that shows the file when the pattern is missing.
 test_grep() {
 	if ! grep -q -e "$1" "$2"; then
