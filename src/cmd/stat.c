@@ -137,6 +137,8 @@ static int side_open_counters(struct side *s, const struct stat_cmd *c)
 /* Says once, on stderr, which events cannot be counted and why. */
 static int report_open_errors(const struct stat_cmd *c, const int *err, int counted)
 {
+	char last_hint[512] = "";
+
 	for (int e = 0; e < c->nev; e++) {
 		char reason[128], h[512];
 		if (!err[e])
@@ -146,7 +148,20 @@ static int report_open_errors(const struct stat_cmd *c, const int *err, int coun
 			warning("event '%s': %s", c->evs[e].name, reason);
 		else
 			error("event '%s': %s", c->evs[e].name, reason);
-		hint("%s", h);
+		/* one hint for a run of events failing for the same reason */
+		bool same_next = false;
+		for (int n = e + 1; n < c->nev && !same_next; n++) {
+			char r2[128], h2[512];
+			if (!err[n])
+				continue;
+			perf_event_strerror(&c->evs[n], err[n], r2, sizeof(r2), h2, sizeof(h2));
+			same_next = !strcmp(h, h2);
+			break;
+		}
+		if (!same_next && strcmp(h, last_hint))
+			hint("%s", h);
+		if (!same_next)
+			snprintf(last_hint, sizeof(last_hint), "%s", h);
 	}
 	return counted ? 0 : EXIT_FAIL;
 }
@@ -623,13 +638,14 @@ static void json_row_side(struct json *j, const char *key, const struct stat_cmd
 			row_fig(r, ev_fig(s, e), ev_slot(s, e), &fs);
 			json_figsum(j, c->evs[e].name, &fs, ev_reason(c, s, e));
 		}
-		row_fig(r, STAT_FIG_WALL, -1, &fs);
-		json_figsum(j, "wall-ns", &fs, NULL);
-		row_fig(r, STAT_FIG_CS, -1, &fs);
-		json_figsum(j, "context-switches", &fs, NULL);
-		row_fig(r, STAT_FIG_MIGR, -1, &fs);
-		json_figsum(j, "cpu-migrations", &fs, NULL);
 		json_object_end(j);
+		/* measured for every statement, asked for or not */
+		row_fig(r, STAT_FIG_WALL, -1, &fs);
+		json_figsum(j, "wall_ns", &fs, NULL);
+		row_fig(r, STAT_FIG_CS, -1, &fs);
+		json_figsum(j, "context_switches", &fs, NULL);
+		row_fig(r, STAT_FIG_MIGR, -1, &fs);
+		json_figsum(j, "cpu_migrations", &fs, NULL);
 	}
 	if (key)
 		json_object_end(j);
@@ -1041,9 +1057,9 @@ int cmd_stat(int argc, char **argv)
 		if (!per_stmt)
 			counter_set_enable(&sides[i].cs);
 	runloop_init(&rl, c.interval, c.duration);
-	if (!global.json && !c.duration)
-		fprintf(stderr, "counting %s%s%s; Ctrl-C to stop\n", sides[0].desc,
-			nsides > 1 ? " and " : "", nsides > 1 ? sides[1].desc : "");
+	/* on stderr, once everything is attached: scripts wait for this line */
+	fprintf(stderr, "counting %s%s%s%s\n", sides[0].desc, nsides > 1 ? " and " : "",
+		nsides > 1 ? sides[1].desc : "", c.duration ? "" : "; Ctrl-C to stop");
 	for (;;) {
 		enum runloop_event ev = runloop_wait(&rl, 200, side_alive, &sides[0]);
 		bool last = ev != RUNLOOP_TICK;

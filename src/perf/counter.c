@@ -22,6 +22,12 @@ struct counter_value counter_delta(const struct counter_value *now,
 
 bool counter_scale(const struct counter_value *d, double *scaled, double *pct)
 {
+	if (!d->enabled) {
+		/* a task's counters advance only while it runs: it did nothing, a true 0 */
+		*scaled = (double)d->value;
+		*pct = 100.0;
+		return true;
+	}
 	if (!d->running) {
 		*scaled = 0;
 		*pct = 0;

@@ -18,7 +18,8 @@ struct counter_value counter_delta(const struct counter_value *now,
 				   const struct counter_value *prev);
 /*
  * Scales a delta for multiplexing as perf does: value * enabled / running. Returns
- * false when the event never ran in the window (nothing can be said: not a zero);
+ * false when the event was enabled but never on a counter in the window (nothing can
+ * be said: not a zero); a window with no enabled time (the task never ran) is a 0;
  * *pct gets the share of the window it was counted (100 without multiplexing).
  */
 bool counter_scale(const struct counter_value *d, double *scaled, double *pct);

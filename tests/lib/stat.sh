@@ -1,0 +1,65 @@
+# tests/lib/stat.sh: helpers for the dbtap stat tests, sourced after test-lib.sh.
+#
+#	wl_start NAME ARGS...   starts build/workloads/pagetouch ARGS with output in NAME.out,
+#	                        waits for its "ready" line, sets wl_pid (killed at exit)
+#	wait_for_line FILE RE   waits (10 s at most) until FILE has a line matching RE
+#	stat_start OUT ARGS...  starts `dbtap -j stat ARGS` with stdout in OUT and stderr in
+#	                        OUT.err, waits until it says it is counting; sets stat_pid
+#	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
+#	schedstat PID           nanoseconds PID has run (/proc/PID/schedstat, first field)
+#	bpf_progs_of PID        ids of the BPF programs PID holds (bpftool), one per line
+
+wait_for_line() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q -e "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "wait_for_line: '$2' never appeared in $1:"
+	cat "$1"
+	return 1
+}
+
+wl_start() {
+	local name=$1
+	shift
+	"$WORKLOADS/pagetouch" "$@" >"$name.out" 2>&1 &
+	wl_pid=$!
+	test_atexit "kill $wl_pid"
+	wait_for_line "$name.out" '^ready'
+}
+
+stat_start() {
+	local out=$1
+	shift
+	"$DBTAP" -j stat "$@" >"$out" 2>"$out.err" &
+	stat_pid=$!
+	test_atexit "kill $stat_pid"
+	for i in $(seq 1 200); do
+		grep -q '^counting' "$out.err" && return 0
+		kill -0 $stat_pid 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "dbtap stat did not start:"
+	cat "$out.err"
+	return 1
+}
+
+stat_stop() {
+	kill -INT $stat_pid
+	wait $stat_pid
+}
+
+schedstat() {
+	cut -d' ' -f1 "/proc/$1/schedstat"
+}
+
+bpf_progs_of() {
+	bpftool prog show -j | python3 -c '
+import json, sys
+pid = int(sys.argv[1])
+for p in json.load(sys.stdin):
+    if any(o.get("pid") == pid for o in p.get("pids", [])):
+        print(p["id"])
+' "$1"
+}

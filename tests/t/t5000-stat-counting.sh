@@ -1,0 +1,148 @@
+#!/bin/bash
+test_description='dbtap stat: counting per process and thread, against /proc and a workload'"'"'s own count'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/stat.sh
+
+have_pmu() {
+	grep -qx 4 /sys/bus/event_source/devices/*/type 2>/dev/null
+}
+
+test_expect_success 'task-clock agrees with /proc/PID/schedstat over the same window' '
+	wl_start spin spin &&
+	t0=$(date +%s%N) && s0=$(schedstat $wl_pid) &&
+	dbtap -j stat -e task-clock,cpu-clock -p $wl_pid -d 1 >tc.json &&
+	s1=$(schedstat $wl_pid) && t1=$(date +%s%N) &&
+	json_py "
+tc = d[\"events\"][\"task-clock\"][\"value\"]
+ran = $s1 - $s0                          # what the kernel says the process ran
+outside = ($t1 - $t0) - d[\"seconds\"] * 1e9 # wall time between the reads, outside the window
+tick = 10e6                              # schedstat of a running task lags by up to a tick
+assert d[\"events\"][\"task-clock\"][\"counted\"] and tc > 0, d
+assert tc <= ran + tick, (tc, ran)
+assert tc >= ran - outside - tick, (tc, ran, outside)
+assert d[\"metrics\"][\"cpus_utilized\"] > 0, d
+" <tc.json &&
+	kill $wl_pid
+'
+
+test_expect_success 'a workload touching K fresh pages: page-faults >= K, and close' '
+	wl_start pt 3000 &&
+	stat_start pf.json -e page-faults,minor-faults,major-faults -p $wl_pid &&
+	kill -USR1 $wl_pid &&
+	wait_for_line pt.out "^touched" &&
+	stat_stop &&
+	k=$(sed -n "s/^touched //p" pt.out) &&
+	json_py "
+k = $k
+ev = d[\"events\"]
+pf, minor, major = (ev[n][\"value\"] for n in (\"page-faults\", \"minor-faults\", \"major-faults\"))
+assert d[\"report\"] == \"total\", d
+assert k == 3000 and k <= pf <= k + 64, (k, pf)
+assert pf == minor + major and minor >= k, ev
+" <pf.json &&
+	kill $wl_pid
+'
+
+test_expect_success '--per thread: one report per thread, faults on the thread that took them' '
+	wl_start pt2 500 &&
+	stat_start th.json --per thread -e page-faults -p $wl_pid &&
+	kill -USR1 $wl_pid &&
+	wait_for_line pt2.out "^touched" &&
+	stat_stop &&
+	json_py "
+tot = [l for l in lines if l[\"report\"] == \"total\"]
+assert len(tot) == 1 and tot[0][\"tid\"] == $wl_pid and tot[0][\"per\"] == \"thread\", tot
+assert 500 <= tot[0][\"events\"][\"page-faults\"][\"value\"] <= 564, tot
+" <th.json &&
+	kill $wl_pid
+'
+
+test_expect_success 'interval reports add up to the total' '
+	wl_start pt3 2000 &&
+	stat_start iv.json -e page-faults -p $wl_pid -i 0.1 &&
+	kill -USR1 $wl_pid &&
+	wait_for_line pt3.out "^touched" &&
+	sleep 0.3 &&
+	stat_stop &&
+	json_py "
+iv = [l[\"events\"][\"page-faults\"][\"value\"] for l in lines if l[\"report\"] == \"interval\"]
+tot = [l for l in lines if l[\"report\"] == \"total\"]
+assert len(iv) >= 2 and len(tot) == 1, lines
+# the final report covers the whole run, the intervals its parts before the last
+assert sum(iv) <= tot[0][\"events\"][\"page-faults\"][\"value\"], (iv, tot)
+assert 2000 <= tot[0][\"events\"][\"page-faults\"][\"value\"] <= 2064, tot
+" <iv.json &&
+	kill $wl_pid
+'
+
+if have_pmu; then
+	test_skip 'hardware events are reported as not supported' 'this machine has a PMU'
+else
+	test_expect_success 'no PMU: hardware events are "not supported on this machine", never 0' '
+		wl_start hw spin &&
+		dbtap -j stat -e task-clock,instructions,cycles:u,L1-dcache-load-misses -p $wl_pid \
+			-d 0.3 >hw.json 2>hw.err &&
+		json_py "
+ev = d[\"events\"]
+for n in (\"instructions\", \"cycles:u\", \"L1-dcache-load-misses\"):
+    assert ev[n][\"counted\"] is False and ev[n][\"value\"] is None, ev[n]
+    assert ev[n][\"reason\"] == \"not supported on this machine\", ev[n]
+assert ev[\"task-clock\"][\"counted\"] and ev[\"task-clock\"][\"value\"] > 0, ev
+assert d[\"metrics\"][\"ipc\"] is None, d
+" <hw.json &&
+		test_grep "warning: event .instructions.: not supported on this machine" hw.err &&
+		test_grep "hint: the kernel exposes no hardware PMU" hw.err &&
+		test_expect_code 1 dbtap stat -e instructions -p $wl_pid -d 0.2 >only.out 2>only.err &&
+		test_grep "error: event .instructions.: not supported on this machine" only.err &&
+		! test -s only.out &&
+		kill $wl_pid
+	'
+fi
+
+test_expect_success 'bad input: unknown events with suggestions, bad modifiers, targets' '
+	test_expect_code 2 dbtap stat -e instrutcions -p $$ 2>e1 &&
+	test_grep "error: unknown event .instrutcions." e1 &&
+	test_grep "hint: did you mean: instructions" e1 &&
+	test_expect_code 2 dbtap stat -e page-fault -p $$ 2>e2 &&
+	test_grep "did you mean: page-faults" e2 &&
+	test_expect_code 2 dbtap stat -e task-clock:x -p $$ 2>e3 &&
+	test_grep "bad modifier .x." e3 &&
+	test_expect_code 2 dbtap stat -e task-clock,,page-faults -p $$ 2>e4 &&
+	test_grep "empty event name" e4 &&
+	test_expect_code 2 dbtap stat -p $$ --per statement 2>e5 &&
+	test_grep "unknown --per value .statement." e5 &&
+	test_expect_code 2 dbtap stat -e task-clock 2>e6 &&
+	test_grep "no target" e6 &&
+	test_expect_code 1 dbtap stat -p 999999999 2>e7 &&
+	test_grep "hint:" e7 &&
+	test_expect_code 2 dbtap stat -p $$ -d x 2>e8 &&
+	test_grep "bad duration .x." e8 &&
+	test_expect_code 2 dbtap stat -p $$ --compare nonsense 2>e9 &&
+	test_grep "cannot compare with .nonsense." e9
+'
+
+test_expect_success 'a process that exits: counts up to its exit, then the report' '
+	"$WORKLOADS/pagetouch" 400 >ex.out &
+	ex_pid=$! &&
+	wait_for_line ex.out "^ready" &&
+	stat_start ex.json -e page-faults -p $ex_pid -d 30 &&
+	kill -USR1 $ex_pid &&
+	wait_for_line ex.out "^touched" &&
+	kill $ex_pid &&
+	wait $stat_pid &&
+	test_grep "has exited" ex.json.err &&
+	json_py "
+assert d[\"report\"] == \"total\" and 400 <= d[\"events\"][\"page-faults\"][\"value\"] <= 464, d
+assert d[\"seconds\"] < 30, d
+" <ex.json
+'
+
+test_expect_success '--per query on a program without USDT probes says so' '
+	wl_start nousdt spin &&
+	test_expect_code 1 dbtap stat --per query -e task-clock -p $wl_pid -d 1 2>nu.err &&
+	test_grep "has no USDT probe postgresql:query__start" nu.err &&
+	test_grep "hint: the binary has no USDT probes at all" nu.err &&
+	kill $wl_pid
+'
+
+test_done
