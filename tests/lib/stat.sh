@@ -7,7 +7,7 @@
 #	                        OUT.err, waits until it says it is counting; sets stat_pid
 #	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
 #	schedstat PID           nanoseconds PID has run (/proc/PID/schedstat, first field)
-#	bpf_progs_of PID        ids of the BPF programs PID holds (bpftool), one per line
+#	bpf_progs_of PID        ids of the BPF programs PID holds (its fdinfo), one per line
 
 wait_for_line() {
 	local i
@@ -55,11 +55,5 @@ schedstat() {
 }
 
 bpf_progs_of() {
-	bpftool prog show -j | python3 -c '
-import json, sys
-pid = int(sys.argv[1])
-for p in json.load(sys.stdin):
-    if any(o.get("pid") == pid for o in p.get("pids", [])):
-        print(p["id"])
-' "$1"
+	cat /proc/$1/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -un
 }

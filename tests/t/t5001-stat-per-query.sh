@@ -1,0 +1,140 @@
+#!/bin/bash
+test_description='dbtap stat --per query|transaction: counters read in the kernel at the USDT probes'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/stat.sh
+
+# A psql session fed through a fifo: its backend pid is known before it runs anything.
+# session_open NAME: sets NAME's fd (7 or 8) and writes its backend pid to NAME.pid.
+session_open() {
+	local name=$1 fd=$2
+	rm -f "$name.in" && mkfifo "$name.in" || return 1
+	psql -XAtq <"$name.in" >"$name.out" 2>&1 &
+	test_atexit "kill $!"
+	eval "exec $fd>$name.in"
+	echo "select 'pid', pg_backend_pid();" >&$fd
+	wait_for_line "$name.out" '^pid|' || return 1
+	sed -n 's/^pid|//p' "$name.out" >"$name.pid"
+}
+
+# session_run FD NAME SQL...: sends each statement, then waits until all have run.
+session_run() {
+	local fd=$1 name=$2 tag
+	shift 2
+	tag="end$RANDOM$RANDOM"
+	for s in "$@"; do
+		echo "$s" >&$fd
+	done
+	echo "select '$tag';" >&$fd
+	wait_for_line "$name.out" "^$tag\$"
+}
+
+repeat() {
+	local n=$1 s=$2
+	for i in $(seq 1 $n); do
+		printf "%s\n" "$s"
+	done
+}
+
+test_expect_success 'set up a cluster and a session' '
+	pg_start pg "autovacuum = off" &&
+	session_open s1 7 &&
+	bpid=$(cat s1.pid) && test -n "$bpid"
+'
+
+test_expect_success 'N identical statements: N calls; task-clock sum within the backend total' '
+	stat_start q.json -p $bpid --per query -e task-clock,page-faults,context-switches,cpu-migrations &&
+	s0=$(schedstat $bpid) &&
+	t0=$(date +%s%N) &&
+	mapfile -t stmts < <(repeat 40 "select 4242 as dbtap_marker;") &&
+	session_run 7 s1 "${stmts[@]}" "select pg_sleep(0.2) as dbtap_sleep;" &&
+	s1=$(schedstat $bpid) &&
+	stat_stop &&
+	json_py "
+rows = {l[\"query\"]: l for l in lines if l[\"report\"] == \"total\"}
+mark = [r for q, r in rows.items() if \"dbtap_marker\" in q]
+slp = [r for q, r in rows.items() if \"dbtap_sleep\" in q]
+assert len(mark) == 1 and len(slp) == 1, rows.keys()
+m, s = mark[0], slp[0]
+assert m[\"calls\"] == 40 and s[\"calls\"] == 1, (m, s)
+# normalized as pg_stat_statements shows it
+assert m[\"query\"] == \"select \$1 as dbtap_marker;\", m[\"query\"]
+tick = 10e6  # schedstat of a running task lags by up to a tick
+tc_sum = sum(r[\"events\"][\"task-clock\"][\"sum\"] for r in rows.values())
+assert 0 < tc_sum <= ($s1 - $s0) + tick, (tc_sum, $s1 - $s0)
+# pg_sleep(0.2) sleeps at least 0.2 s: little CPU, far below its wall time
+sw = s[\"wall_ns\"][\"sum\"]
+assert sw >= 0.2e9, s
+assert s[\"events\"][\"task-clock\"][\"sum\"] < sw / 10, s
+# it sleeps, so it is switched out; the cheap ones almost never are
+assert s[\"events\"][\"context-switches\"][\"sum\"] >= 1, s
+assert m[\"events\"][\"context-switches\"][\"sum\"] <= 40 / 5, m
+assert m[\"events\"][\"context-switches\"][\"sum\"] == m[\"context_switches\"][\"sum\"], m
+# each call is in the histogram: percentiles bracket the mean sensibly
+tc = m[\"events\"][\"task-clock\"]
+assert tc[\"calls_counted\"] == 40 and tc[\"p50\"] <= tc[\"max\"], tc
+assert len(m[\"cpus\"]) >= 1 and all(0 <= c < 64 for c in m[\"cpus\"]), m
+su = [l for l in lines if l[\"report\"] == \"summary\"][0]
+# the tag query session_run waits on is a statement too
+assert su[\"calls\"] == 42 and su[\"statements\"] == 3, su
+assert all(v == 0 for v in su[\"dropped\"].values()), su
+" <q.json
+'
+
+test_expect_success '--per transaction: N implicit transactions are N commits' '
+	stat_start t.json -p $bpid --per transaction -e task-clock &&
+	mapfile -t stmts < <(repeat 25 "select 1;") &&
+	session_run 7 s1 "${stmts[@]}" "begin;" "select 1/0;" "rollback;" &&
+	stat_stop &&
+	json_py "
+rows = {l[\"outcome\"]: l for l in lines if l[\"report\"] == \"total\"}
+# 25 statements and the tag query after them commit; the failed block aborts once
+assert rows[\"commit\"][\"calls\"] == 26, rows
+assert rows[\"abort\"][\"calls\"] == 1, rows
+" <t.json
+'
+
+test_expect_success 'a whole cluster: backends connecting after attach are counted' '
+	stat_start c.json --pg="$PGDATA" --per query -e task-clock &&
+	psql -XAtq -c "select 17 as dbtap_late" -c "select 18 as dbtap_late" >/dev/null &&
+	psql -XAtq -c "select 19 as dbtap_late" >/dev/null &&
+	stat_stop &&
+	json_py "
+rows = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_late\" in l[\"query\"]]
+assert len(rows) == 1 and rows[0][\"calls\"] == 3, rows
+" <c.json
+'
+
+test_expect_success '--compare: two backends side by side' '
+	session_open s2 8 &&
+	bpid2=$(cat s2.pid) &&
+	stat_start cmp.json -p $bpid --compare pid:$bpid2 --per query -e task-clock &&
+	mapfile -t a < <(repeat 10 "select 1 as dbtap_cmp;") &&
+	mapfile -t b < <(repeat 30 "select 2 as dbtap_cmp;") &&
+	session_run 7 s1 "${a[@]}" &&
+	session_run 8 s2 "${b[@]}" &&
+	stat_stop &&
+	json_py "
+rows = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_cmp\" in l[\"query\"]]
+assert len(rows) == 1, rows
+r = rows[0]
+assert r[\"calls\"] == 10 and r[\"compare\"][\"calls\"] == 30, r
+assert r[\"compare\"][\"target\"] == \"pid $bpid2\" and r[\"target\"] == \"pid $bpid\", r
+" <cmp.json
+'
+
+test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are gone' '
+	stat_start n.json --pg="$PGDATA" --per query -e task-clock &&
+	bpf_progs_of $stat_pid >progs &&
+	test $(wc -l <progs) -ge 3 &&
+	stat_stop &&
+	bpftool prog show -j >after.json &&
+	python3 -c "
+import json, sys
+ids = {int(x) for x in open(\"progs\")}
+left = [p for p in json.load(open(\"after.json\")) if p[\"id\"] in ids]
+assert not left, left
+"
+'
+
+test_done
