@@ -60,9 +60,17 @@ int bench_env_init(struct bench_env *e, enum bench_workload w, int threads, doub
 	e->workload = w;
 	e->threads = threads;
 	e->duration_s = duration_s;
-	e->exe = proc_exe(getpid());
-	if (!e->exe)
-		return error_errno("cannot find dbtap's own binary (/proc/self/exe)");
+	/*
+	 * The sites are in dbtap's own binary. Through /proc/PID/exe the kernel, libbpf and
+	 * bpftrace all reach the very inode that runs, even when the file was replaced
+	 * since (a rebuild): a path would name the new file, whose probes never fire.
+	 */
+	if (asprintf(&e->exe, "/proc/%d/exe", (int)getpid()) < 0) {
+		e->exe = NULL;
+		return error("out of memory");
+	}
+	/* bpftrace is given the path, as a user would: it finds semaphores by path in maps. */
+	e->exe_path = proc_exe(getpid());
 	ef = elf_file_open(e->exe);
 	if (!ef)
 		return -1;
@@ -70,7 +78,8 @@ int bench_env_init(struct bench_env *e, enum bench_workload w, int threads, doub
 		struct elf_sym sym;
 		if (elf_file_find_sym(ef, bench_site_symbol(s), &sym) ||
 		    elf_file_vaddr_to_offset(ef, sym.value, &e->offset[s])) {
-			error("'%s' not found in %s", bench_site_symbol(s), e->exe);
+			error("'%s' not found in %s", bench_site_symbol(s),
+			      e->exe_path ? e->exe_path : e->exe);
 			hint("dbtap's own symbol table is needed for bench: do not strip the binary");
 			elf_file_close(ef);
 			return -1;
@@ -85,6 +94,7 @@ void bench_env_free(struct bench_env *e)
 {
 	bench_bpf_destroy(e->bpf);
 	free(e->exe);
+	free(e->exe_path);
 	free(e->bpftrace);
 	memset(e, 0, sizeof(*e));
 }
@@ -93,14 +103,16 @@ void bench_env_free(struct bench_env *e)
 static void bpftrace_probe(const struct bench_env *e, const struct bench_mech *m, char *buf,
 			   size_t len)
 {
+	const char *exe = e->exe_path ? e->exe_path : e->exe;
+
 	switch (m->attach) {
 	case ATTACH_UPROBE:
 	case ATTACH_URETPROBE:
 		snprintf(buf, len, "%s:%s:%s", m->attach == ATTACH_UPROBE ? "uprobe" : "uretprobe",
-			 e->exe, bench_site_symbol(m->site));
+			 exe, bench_site_symbol(m->site));
 		break;
 	case ATTACH_USDT:
-		snprintf(buf, len, "usdt:%s:%s:%s", e->exe, BENCH_USDT_PROVIDER,
+		snprintf(buf, len, "usdt:%s:%s:%s", exe, BENCH_USDT_PROVIDER,
 			 bench_site_usdt(m->site));
 		break;
 	case ATTACH_WATCHPOINT:

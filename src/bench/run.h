@@ -37,7 +37,8 @@ const char *bench_prog_name(enum bench_prog p);
 
 /* What every run shares. */
 struct bench_env {
-	char *exe;                  /* dbtap's own binary: the sites' file */
+	char *exe;                  /* /proc/DBTAP_PID/exe: the sites' file, the running inode */
+	char *exe_path;             /* its path (for bpftrace and messages), NULL if unknown */
 	uint64_t offset[SITE_MAX];  /* file offsets of the sites (uprobes) */
 	struct bench_bpf *bpf;
 	char *bpftrace;             /* path, with --vs-bpftrace */
