@@ -8,6 +8,7 @@
 #include "bpf/filter.bpf.h"
 #include "bpf/loglinear.h"
 #include "bpf/stat.h"
+#include "bpf/stathash.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -140,83 +141,17 @@ static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
 
 struct hash_ctx {
 	char *text;
-	__u64 h;
-	__u32 state;
-	char prev;
+	struct stathash sh;
 };
 
-enum { S_CODE, S_NUM, S_STR, S_QIDENT, S_LINECOMMENT, S_BLOCKCOMMENT };
-
-static __always_inline bool ident_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '$' || (unsigned char)c >= 0x80;
-}
-
-static __always_inline void mix(struct hash_ctx *c, char ch)
-{
-	c->h ^= (unsigned char)ch;
-	c->h *= 0x100000001b3ull; /* FNV-1a */
-}
-
-/*
- * One byte of the literal-blind hash: numbers and '...' strings hash as '?', so the
- * map holds one entry per statement shape, not per literal. User space then applies
- * PostgreSQL's normalization to the sample text and merges what it makes equal; the
- * hash keeps quoted identifiers and comments verbatim so it never merges more than
- * that normalization does.
- */
 static long hash_step(__u32 i, void *arg)
 {
 	struct hash_ctx *c = arg;
 	char ch = c->text[i & (STAT_TEXT_MAX - 1)];
-	char prev = c->prev;
 
 	if (!ch)
 		return 1;
-	c->prev = ch;
-	switch (c->state) {
-	case S_NUM:
-		if ((ch >= '0' && ch <= '9') || ch == '.')
-			return 0;
-		c->state = S_CODE;
-		break;
-	case S_STR:
-		if (ch == '\'')
-			c->state = S_CODE;
-		return 0;
-	case S_QIDENT:
-		if (ch == '"')
-			c->state = S_CODE;
-		mix(c, ch);
-		return 0;
-	case S_LINECOMMENT:
-		if (ch == '\n')
-			c->state = S_CODE;
-		mix(c, ch);
-		return 0;
-	case S_BLOCKCOMMENT:
-		if (ch == '/' && prev == '*')
-			c->state = S_CODE;
-		mix(c, ch);
-		return 0;
-	}
-	/* S_CODE */
-	if (ch >= '0' && ch <= '9' && !ident_char(prev)) {
-		c->state = S_NUM;
-		mix(c, '?');
-	} else if (ch == '\'') {
-		c->state = S_STR;
-		mix(c, '?');
-	} else {
-		if (ch == '"')
-			c->state = S_QIDENT;
-		else if (ch == '-' && prev == '-')
-			c->state = S_LINECOMMENT;
-		else if (ch == '*' && prev == '/')
-			c->state = S_BLOCKCOMMENT;
-		mix(c, ch);
-	}
+	stathash_byte(&c->sh, ch);
 	return 0;
 }
 
@@ -323,8 +258,9 @@ out:
 SEC("usdt")
 int BPF_USDT(query_start, const char *query)
 {
-	struct hash_ctx hc = { .h = 0xcbf29ce484222325ull, .state = S_CODE, .prev = ' ' };
+	struct hash_ctx hc;
 	struct scratch *s;
+	__u64 key;
 
 	if (!filter_match())
 		return 0;
@@ -334,11 +270,12 @@ int BPF_USDT(query_start, const char *query)
 	if (bpf_probe_read_user_str(s->text, sizeof(s->text), query) < 0)
 		s->text[0] = '\0';
 	hc.text = s->text;
+	stathash_init(&hc.sh);
+	/* bpf_loop: the verifier checks the step once, not once per byte */
 	bpf_loop(STAT_TEXT_MAX, hash_step, &hc, 0);
-	if (!hc.h)
-		hc.h = 1;
-	bpf_map_update_elem(&texts, &hc.h, s->text, BPF_NOEXIST);
-	run_start(s, hc.h);
+	key = stathash_final(&hc.sh);
+	bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
+	run_start(s, key);
 	return 0;
 }
 
