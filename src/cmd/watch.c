@@ -84,7 +84,8 @@ static void usage(FILE *f)
 		"  --events             print every write: time, pid, type, new value\n"
 		"  --mode trap|poll     trap: watchpoint (default); poll: read the value every\n"
 		"                       interval, no cost to the target, no attribution\n"
-		"  -j, --json           one JSON object per line\n\n"
+		"  -j, --json           one JSON object per line\n"
+		"  --layouts            where xid and oid live in each known PostgreSQL version\n\n"
 		"examples:\n"
 		"  dbtap watch xid --by pid          XIDs assigned per second, by backend\n"
 		"  dbtap watch oid --by type -d 60   OIDs consumed in a minute, by backend type\n"
@@ -454,6 +455,47 @@ static void report_summary(struct watch_cmd *c, const char *end)
 		       c->nevents, watch_probe_dropped(c->probe));
 }
 
+/* --layouts: where xid and oid are in each known major version. */
+static void print_layouts(void)
+{
+	int n;
+	const struct pg_layout *l = pg_layout_table(&n);
+	struct json j;
+
+	json_init(&j);
+	if (!global.json)
+		printf("%-7s %-20s %-22s %-12s %8s %8s %8s %6s\n", "PG", "POINTER", "STRUCT",
+		       "XID FIELD", "XID", "NEXTOID", "OIDCOUNT", "SIZE");
+	for (int i = 0; i < n; i++, l++) {
+		if (global.json) {
+			json_object_begin(&j, NULL);
+			json_int(&j, "major_min", l->major_min);
+			json_int(&j, "major_max", l->major_max);
+			json_str(&j, "symbol", l->symbol);
+			json_str(&j, "struct", l->type);
+			json_str(&j, "xid_field", l->xid_field);
+			json_int(&j, "xid_offset", l->xid_off);
+			json_int(&j, "xid_size", l->xid_size);
+			json_int(&j, "nextOid_offset", l->oid_off);
+			json_int(&j, "nextOid_size", l->oid_size);
+			json_int(&j, "oidCount_offset", l->oidcount_off);
+			json_int(&j, "oidCount_size", l->oidcount_size);
+			json_int(&j, "size", l->struct_size);
+			json_object_end(&j);
+			json_flush_line(&j, stdout);
+		} else {
+			char range[16], x[16], o[16], oc[16];
+			snprintf(range, sizeof(range), "%d-%d", l->major_min, l->major_max);
+			snprintf(x, sizeof(x), "%u:%u", l->xid_off, l->xid_size);
+			snprintf(o, sizeof(o), "%u:%u", l->oid_off, l->oid_size);
+			snprintf(oc, sizeof(oc), "%u:%u", l->oidcount_off, l->oidcount_size);
+			printf("%-7s %-20s %-22s %-12s %8s %8s %8s %6u\n", range, l->symbol, l->type,
+			       l->xid_field, x, o, oc, l->struct_size);
+		}
+	}
+	json_release(&j);
+}
+
 static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -465,9 +507,11 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		{ "top", required_argument, NULL, 'T' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "layouts", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool layouts = false;
 	int opt;
 
 	opterr = 0;
@@ -532,9 +576,16 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
+		case 'L':
+			layouts = true; /* printed once -j, wherever it is, has been seen */
+			break;
 		default:
 			return cmd_bad_option("watch", opt, argv);
 		}
+	}
+	if (layouts) {
+		print_layouts();
+		exit(EXIT_OK);
 	}
 	if (optind >= argc) {
 		error("watch needs WHAT to watch");
