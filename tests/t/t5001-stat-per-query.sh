@@ -123,6 +123,65 @@ assert r[\"compare\"][\"target\"] == \"pid $bpid2\" and r[\"target\"] == \"pid $
 " <cmp.json
 '
 
+# Waits until backend $1 sleeps in pg_sleep (seen from another connection).
+wait_pg_sleep() {
+	for i in $(seq 1 200); do
+		test "$(psql -XAtq -c "select wait_event from pg_stat_activity where pid = $1")" = PgSleep &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+if [ "$(nproc)" -lt 2 ]; then
+	test_skip 'a statement moved to another CPU' 'one CPU: nothing to migrate to'
+else
+	test_expect_success 'a statement moved to another CPU mid-way: 1 migration, both CPUs, its page faults' '
+		taskset -pc 0 $bpid >/dev/null &&
+		stat_start m.json -p $bpid --per query -e task-clock,page-faults,cpu-migrations &&
+		f0=$(awk "{print \$10 + \$12}" /proc/$bpid/stat) &&
+		echo "select count(*) as dbtap_mig from (select pg_sleep(0.3)) s, generate_series(1, 300000);" >&7 &&
+		wait_pg_sleep $bpid &&
+		taskset -pc 1 $bpid >/dev/null &&
+		session_run 7 s1 &&
+		f1=$(awk "{print \$10 + \$12}" /proc/$bpid/stat) &&
+		stat_stop &&
+		taskset -pc 0-$(($(nproc) - 1)) $bpid >/dev/null &&
+		json_py "
+rows = [l for l in lines if l[\"report\"] == \"total\"]
+mig = [r for r in rows if \"dbtap_mig\" in r[\"query\"]]
+assert len(mig) == 1 and mig[0][\"calls\"] == 1, rows
+m = mig[0]
+# pinned to CPU 0 when it started, to CPU 1 while it slept: one move, both CPUs
+assert m[\"cpus\"] == [0, 1] and m[\"multi_cpu_calls\"] == 1, m
+assert m[\"events\"][\"cpu-migrations\"][\"sum\"] == 1, m
+# the faults of the window (minflt + majflt of /proc/PID/stat) are the statements own,
+# but for the few the backend takes between statements
+pf = sum(r[\"events\"][\"page-faults\"][\"sum\"] for r in rows)
+assert $f1 - $f0 - 16 <= pf <= $f1 - $f0, (pf, $f1 - $f0)
+assert m[\"events\"][\"page-faults\"][\"sum\"] > 100, m
+" <m.json
+	'
+fi
+
+if grep -qx 4 /sys/bus/event_source/devices/*/type 2>/dev/null; then
+	test_skip '--per query without a PMU' 'this machine has a PMU'
+else
+	test_expect_success '--per query without a PMU: hardware events not supported, software ones counted' '
+		stat_start hw.json -p $bpid --per query -e instructions:u,task-clock &&
+		session_run 7 s1 "select 5 as dbtap_hw;" &&
+		stat_stop &&
+		test_grep "event .instructions:u.: not supported on this machine" hw.json.err &&
+		json_py "
+r = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_hw\" in l[\"query\"]][0]
+i = r[\"events\"][\"instructions:u\"]
+assert i[\"counted\"] is False and i[\"sum\"] is None, i
+assert i[\"reason\"] == \"not supported on this machine\", i
+assert r[\"events\"][\"task-clock\"][\"counted\"] and r[\"events\"][\"task-clock\"][\"sum\"] > 0, r
+" <hw.json
+	'
+fi
+
 test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are gone' '
 	stat_start n.json --pg="$PGDATA" --per query -e task-clock &&
 	bpf_progs_of $stat_pid >progs &&
