@@ -686,9 +686,11 @@ static void text_row(const struct stat_cmd *c, const struct side *s, const struc
 		int fig = ev_fig(s, e);
 		if (fig == STAT_FIG_CS || fig == STAT_FIG_MIGR)
 			continue; /* printed below with the CPUs */
+		if (fig < 0)
+			continue; /* named once in the report's header */
 		row_fig(r, fig, ev_slot(s, e), &fs);
 		text_fig_line(c->evs[e].name, counter_event_is_clock(&c->evs[e]), &fs,
-			      ev_reason(c, s, e));
+			      "not counted in any call (multiplexed out)");
 	}
 	row_fig(r, STAT_FIG_WALL, -1, &fs);
 	text_fig_line("wall time", true, &fs, NULL);
@@ -789,6 +791,9 @@ static void report_statements(const struct stat_cmd *c, struct side *sides, int 
 		       nsides > 1 ? sides[1].desc : "");
 		if (nsides > 1)
 			printf(" B: %s\n", sides[1].desc);
+		for (int e = 0; e < c->nev; e++)
+			if (ev_fig(&sides[0], e) < 0)
+				printf(" %s: %s\n", c->evs[e].name, ev_reason(c, &sides[0], e));
 		if (!shown[0].n && (nsides == 1 || !shown[1].n))
 			printf("\n no %s completed\n", per_query ? "statement" : "transaction");
 	}
