@@ -391,11 +391,12 @@ int cmd_count(int argc, char **argv)
 	}
 	c.prev = calloc(c.probes.n, sizeof(*c.prev));
 	c.cur = calloc(c.probes.n, sizeof(*c.cur));
+
+	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
+	runloop_init(&c.rl, c.interval, c.duration);
 	fprintf(stderr, "tracing %d probe%s in %s; Ctrl-C to stop\n", count_probe_nlinks(c.cp),
 		count_probe_nlinks(c.cp) == 1 ? "" : "s",
 		c.t.kind == TARGET_NONE ? "every process" : target_describe(&c.t));
-
-	runloop_init(&c.rl, c.interval, c.duration);
 	for (;;) {
 		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
 		if (ev == RUNLOOP_TICK) {

@@ -501,11 +501,12 @@ int cmd_latency(int argc, char **argv)
 	c.cur = calloc(1, sizeof(*c.cur));
 	c.d = calloc(1, sizeof(*c.d));
 	c.h = calloc(1, sizeof(*c.h));
+
+	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
+	runloop_init(&c.rl, c.interval, c.duration);
 	fprintf(stderr, "tracing %d pair%s in %s (%d probes); Ctrl-C to stop\n", c.npairs,
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
-
-	runloop_init(&c.rl, c.interval, c.duration);
 	for (;;) {
 		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
 		if (ev == RUNLOOP_TICK) {

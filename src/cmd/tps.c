@@ -242,6 +242,9 @@ static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
 	int n = tps_probe_read_backends(c->probe, &e), nr = 0;
 	struct row *rows = calloc(n > 0 ? n : 1, sizeof(*rows));
 
+	/* Learn every backend first: info_get may move c->bi, rows point into it. */
+	for (int i = 0; i < n; i++)
+		info_get(c, &e[i]);
 	for (int i = 0; i < n; i++) {
 		struct backend_info *bi = info_get(c, &e[i]);
 		const struct tps_backend *now = &e[i].b;
@@ -452,10 +455,11 @@ int cmd_tps(int argc, char **argv)
 	c.prev = calloc(1, sizeof(*c.prev));
 	c.cur = calloc(1, sizeof(*c.cur));
 	c.h = calloc(1, sizeof(*c.h));
+
+	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
+	runloop_init(&c.rl, c.interval, c.duration);
 	fprintf(stderr, "tracing transactions of %s (%d probes); Ctrl-C to stop\n",
 		target_describe(&c.t), tps_probe_nlinks(c.probe));
-
-	runloop_init(&c.rl, c.interval, c.duration);
 	for (;;) {
 		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
 		if (ev == RUNLOOP_TICK) {

@@ -1,0 +1,96 @@
+# tests/lib/trace.sh: helpers for the tps/latency/count tests, sourced after test-lib.sh.
+#
+#	trace_start OUT CMD ARGS...  runs `dbtap CMD ARGS` in the background (stdout in OUT,
+#	                             stderr in OUT.err), returns once it is attached (its
+#	                             "tracing" line), fails if it exits first. Sets TRACE_PID.
+#	trace_stop [SIGNAL]          sends SIGINT (or SIGNAL), waits, returns dbtap's status
+#	trace_wait                   waits for dbtap to end by itself, returns its status
+#	funcloop_start OUT ARGS...   starts the funcloop workload waiting for SIGUSR1; sets
+#	                             LOOP_PID and LOOP_SEMA (its USDT semaphore's address)
+#	read_u16 PID ADDR            the 2-byte value at ADDR in PID, read from /proc/PID/mem
+
+TRACE_PID=
+LOOP_PID=
+test_atexit 'trace_kill'
+
+trace_kill() {
+	[ -n "$TRACE_PID" ] && kill -KILL "$TRACE_PID" 2>/dev/null
+	[ -n "$LOOP_PID" ] && kill -KILL "$LOOP_PID" 2>/dev/null
+	TRACE_PID=
+	LOOP_PID=
+}
+
+trace_start() {
+	local out=$1 i
+	shift
+	# Not the dbtap function: $! must be dbtap itself, which the signals go to.
+	"$DBTAP" "$@" >"$out" 2>"$out.err" </dev/null &
+	TRACE_PID=$!
+	for i in $(seq 1 200); do
+		if grep -q -e '^tracing ' "$out.err"; then
+			return 0
+		fi
+		if ! kill -0 "$TRACE_PID" 2>/dev/null; then
+			wait "$TRACE_PID"
+			echo "dbtap $1 exited with $? before attaching:"
+			cat "$out.err"
+			TRACE_PID=
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "dbtap $1 did not attach within 10 s:"
+	cat "$out.err"
+	return 1
+}
+
+trace_stop() {
+	local rc
+	kill -"${1:-INT}" "$TRACE_PID" || return 1
+	wait "$TRACE_PID"
+	rc=$?
+	TRACE_PID=
+	return $rc
+}
+
+trace_wait() {
+	local rc
+	wait "$TRACE_PID"
+	rc=$?
+	TRACE_PID=
+	return $rc
+}
+
+funcloop_start() {
+	local out=$1 i
+	shift
+	"$WORKLOADS/funcloop" "$@" >"$out" &
+	LOOP_PID=$!
+	for i in $(seq 1 100); do
+		if [ -s "$out" ]; then
+			LOOP_SEMA=$(awk '/^pid/ { print $4 }' "$out")
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "funcloop did not start"
+	return 1
+}
+
+funcloop_wait() {
+	local rc
+	wait "$LOOP_PID"
+	rc=$?
+	LOOP_PID=
+	return $rc
+}
+
+read_u16() {
+	python3 -c '
+import sys
+pid, addr = int(sys.argv[1]), int(sys.argv[2], 16)
+with open("/proc/%d/mem" % pid, "rb") as f:
+    f.seek(addr)
+    print(int.from_bytes(f.read(2), "little"))
+' "$1" "$2"
+}

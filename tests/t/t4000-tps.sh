@@ -1,0 +1,196 @@
+#!/bin/bash
+test_description='dbtap tps: transactions per backend against pgbench, pg_stat_* and psql'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/trace.sh
+
+# Connections to database bench so far (pg_stat_database.sessions, PostgreSQL 14+).
+sessions() {
+	psql -XAtq -d postgres -c "select sessions from pg_stat_database where datname = 'bench'"
+}
+
+# Backends of bench exit after their client does: wait until they are all gone, so
+# their session counts are flushed.
+bench_gone() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(psql -XAtq -d postgres -c "select count(*) from pg_stat_activity where datname = 'bench'")" = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# No autovacuum: pgbench and the tests' psql are then the only ones running transactions.
+test_expect_success 'set up a cluster, a bench database, a one-statement script' '
+	pg_start pg "autovacuum = off" &&
+	pg_sql "create database bench" &&
+	echo "select 1;" >one.sql
+'
+
+test_expect_success 'pgbench -c 3 -t 2000: commits = processed + one start-up transaction per connection' '
+	s0=$(sessions) &&
+	trace_start tps1.json tps --pg="$PGDATA" -j -i 0.1 --per-backend &&
+	pgbench -n -f one.sql -c 3 -t 2000 bench >bench1.out 2>&1 &&
+	bench_gone &&
+	trace_stop &&
+	s1=$(sessions) &&
+	processed=$(sed -n "s/^number of transactions actually processed: \([0-9]*\)\/.*/\1/p" bench1.out) &&
+	test "$processed" = 6000 &&
+	json_py "
+conns = $s1 - $s0
+processed = $processed
+s = d
+assert s[\"summary\"], s
+bench = [p for p in s[\"processes\"] if p[\"database\"] == \"bench\"]
+assert all(p[\"type\"] == \"client backend\" and p[\"user\"] == \"postgres\" for p in bench), bench
+# pgbench opens one connection per client plus one of its own before the run
+assert conns == 4 and len(bench) == conns, (conns, bench)
+# every connection runs one transaction while it starts up (InitPostgres)
+assert sum(p[\"commits\"] for p in bench) == processed + conns, bench
+assert sorted(p[\"commits\"] for p in bench) == [1, 2001, 2001, 2001], bench
+assert all(p[\"starts\"] == p[\"commits\"] and p[\"aborts\"] == 0 for p in bench), bench
+assert s[\"aborts\"] == 0 and s[\"commits\"] >= processed + conns, s
+" <tps1.json
+'
+
+test_expect_success 'the interval reports add up to the final totals' '
+	json_py "
+iv, s = lines[:-1], lines[-1]
+assert len(iv) >= 2 and all(not l.get(\"summary\") for l in iv), len(iv)
+for k in (\"commits\", \"aborts\", \"starts\"):
+    assert sum(l[k] for l in iv) == s[k], (k, [l[k] for l in iv], s[k])
+assert sum(l[\"txn\"][\"count\"] for l in iv) == s[\"txn\"][\"count\"], s
+assert sum(h[\"count\"] for h in s[\"hist\"]) == s[\"txn\"][\"count\"], s
+" <tps1.json
+'
+
+test_expect_success 'mean cycle time agrees with pgbench latency average (within 40 %)' '
+	trace_start tps2.json tps --pg="$PGDATA" -j --per-backend &&
+	pgbench -n -f one.sql -c 2 -t 1000 bench >bench2.out 2>&1 &&
+	bench_gone &&
+	trace_stop &&
+	lat=$(sed -n "s/^latency average = \([0-9.]*\) ms$/\1/p" bench2.out) &&
+	json_py "
+lat_us = float(\"$lat\") * 1000
+bench = [p for p in d[\"processes\"] if p[\"database\"] == \"bench\" and p[\"cycles\"] > 100]
+assert len(bench) == 2, bench
+cyc = sum(p[\"cycle_mean_us\"] * p[\"cycles\"] for p in bench) / sum(p[\"cycles\"] for p in bench)
+print(\"cycle mean %.1f us, pgbench latency average %.1f us, ratio %.3f\" % (cyc, lat_us, cyc / lat_us))
+assert 0.6 < cyc / lat_us < 1.4, (cyc, lat_us)
+" <tps2.json
+'
+
+test_expect_success 'pg_sleep(0.05) transactions: in the 50-55 ms bucket, p50 within 1/64 of them' '
+	{ echo "select pg_backend_pid();" && echo "\\timing on" &&
+	  for i in $(seq 1 20); do echo "select pg_sleep(0.05);"; done; } >sleep.sql &&
+	trace_start tps3.json tps --pg="$PGDATA" -j --per-backend --hist linear:0:100000:5000 &&
+	psql -XAt -f sleep.sql >sleep.out &&
+	trace_stop &&
+	pid=$(sed -n 1p sleep.out) &&
+	sed -n "s/^Time: \([0-9.]*\) ms.*/\1/p" sleep.out >client.ms &&
+	json_py "
+import statistics
+pid = $pid
+client = [float(x) for x in open(\"client.ms\")]
+assert len(client) == 20, client
+s = d
+me = [p for p in s[\"processes\"] if p[\"pid\"] == pid]
+assert len(me) == 1 and me[0][\"commits\"] == 22, me    # start-up + pid + 20 sleeps
+assert s[\"commits\"] == 22, s
+slow = sum(h[\"count\"] for h in s[\"hist\"] if h[\"low\"] >= 50000)
+assert slow == 20, s[\"hist\"]
+b = [h for h in s[\"hist\"] if h[\"low\"] == 50000]
+assert b and b[0][\"high\"] == 55000, s[\"hist\"]
+# 22 values, nearest rank 11: one of the sleeps. The server-side time lies between
+# 50 ms and what the client saw (which adds the round trip).
+p50 = s[\"txn\"][\"p50_us\"] / 1000
+hi = statistics.median(client)
+assert 50 * (1 - 1/64) <= p50 <= hi * (1 + 1/64), (p50, hi)
+" <tps3.json
+'
+
+test_expect_success 'a backend connecting after start is counted; failing statements are aborts' '
+	trace_start tps4.json tps --pg="$PGDATA" -j --per-backend &&
+	{ echo "select pg_backend_pid();" &&
+	  for i in $(seq 1 10); do echo "select 1;"; done &&
+	  for i in $(seq 1 7); do echo "select 1/0;"; done; } >mixed.sql &&
+	psql -XAt -f mixed.sql >mixed.out 2>mixed.err;
+	trace_stop &&
+	pid=$(sed -n 1p mixed.out) &&
+	errors=$(grep -c "division by zero" mixed.err) &&
+	test "$errors" = 7 &&
+	json_py "
+pid = $pid
+me = [p for p in d[\"processes\"] if p[\"pid\"] == pid]
+assert len(me) == 1, d[\"processes\"]
+me = me[0]
+assert me[\"type\"] == \"client backend\" and me[\"database\"] == \"postgres\", me
+assert me[\"commits\"] == 1 + 1 + 10, me      # start-up, pg_backend_pid, 10 x select 1
+assert me[\"aborts\"] == $errors, me
+assert d[\"aborts\"] == $errors, d
+" <tps4.json
+'
+
+test_expect_success 'background processes appear with their type (autovacuum launcher)' '
+	pg_sql "alter system set autovacuum = on" &&
+	pg_sql "alter system set autovacuum_naptime = 1" &&
+	pg_sql "select pg_reload_conf()" >/dev/null &&
+	for i in $(seq 1 100); do
+		launcher=$(pg_sql "select pid from pg_stat_activity where backend_type = '"'autovacuum launcher'"'") &&
+		test -n "$launcher" && break
+		sleep 0.05
+	done &&
+	trace_start tps5.json tps --pg="$PGDATA" -j -d 2.5 &&
+	trace_wait &&
+	json_py "
+launcher = $launcher
+me = [p for p in d[\"processes\"] if p[\"pid\"] == launcher]
+assert len(me) == 1 and me[0][\"type\"] == \"autovacuum launcher\", d[\"processes\"]
+assert me[0][\"commits\"] >= 1, me
+" <tps5.json
+'
+
+test_expect_success 'processes of another cluster do not appear' '
+	pg_start other "autovacuum = off" &&
+	other_pm=$PG_PID &&
+	pg_sql "create database bench" &&
+	pg_use pg &&
+	trace_start tps6.json tps --pg="$PGDATA" -j &&
+	pg_use other &&
+	pgbench -n -f one.sql -c 2 -t 50 bench >/dev/null 2>&1 &&
+	pg_use pg &&
+	pg_sql "select 1" >/dev/null &&
+	trace_stop &&
+	json_py "
+import os
+pids = [p[\"pid\"] for p in d[\"processes\"]]
+def ppid(p):
+    try:
+        return int(open(\"/proc/%d/stat\" % p).read().rsplit(\")\", 1)[1].split()[1])
+    except OSError:
+        return None
+assert all(ppid(p) in (None, $PG_PID) or p == $PG_PID for p in pids), pids
+assert $other_pm not in pids, pids
+assert d[\"commits\"] < 100, d     # the other cluster ran 100 + 3 start-ups
+" <tps6.json &&
+	pg_stop other
+'
+
+test_expect_success 'text output: totals line and histogram bars' '
+	dbtap tps --pg="$PGDATA" -d 1 --hist linear:0:1000:100 >text.out 2>text.err &&
+	test_grep "^total over 1.0 s: tps " text.out &&
+	test_grep "transaction time (start -> commit/abort), microseconds:" text.out &&
+	test_grep "cycle time (start -> next start" text.out
+'
+
+test_expect_success 'bad input: --hist, -t, a stray argument, an unknown cluster' '
+	test_expect_code 2 dbtap tps --pg="$PGDATA" --hist linear:1:2 2>e1 &&
+	test_grep "bad histogram '"'linear:1:2'"'" e1 && test_grep "^hint: " e1 &&
+	test_expect_code 2 dbtap tps --pg="$PGDATA" --hist linear:0:100000:1 2>e2 &&
+	test_grep "at most 254" e2 &&
+	test_expect_code 2 dbtap tps -t 1 2>e3 && test_grep "hint: use -p PID or --pg" e3 &&
+	test_expect_code 2 dbtap tps --pg="$PGDATA" extra 2>e4 && test_grep "unexpected argument '"'extra'"'" e4 &&
+	test_must_fail dbtap tps --pg=/nonexistent/dir 2>e5 && test_grep "^hint: " e5
+'
+
+test_done
