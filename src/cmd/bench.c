@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: dbtap bench [MECHANISM...] [-d SECS] [-r REPEATS] [--threads N]\n"
 		"                   [--workload trig|math] [--vs-bpftrace] [--quick] [-j]\n"
-		"       dbtap bench pgbench [--pg TARGET] [-d SECS] [-c CLIENTS] [-j]\n\n"
+		"       dbtap bench pgbench [--pg TARGET] [-d SECS] [-r REPEATS] [-c CLIENTS] [-j]\n\n"
 		"Measures what one probe hit costs here: a child process calls a site with a\n"
 		"known first instruction in a loop and counts its calls; each mechanism is\n"
 		"attached with dbtap's counting handler and with an empty BPF program (the floor),\n"
@@ -34,8 +34,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-16s %s\n", bench_mechs[i].name, bench_mechs[i].what);
 	fprintf(f,
 		"\noptions:\n"
-		"  -d, --duration SECS   length of one run (default 0.5)\n"
-		"  -r, --repeats N       runs per mechanism; median and spread over them (default 3)\n"
+		"  -d, --duration SECS   length of one run (default 0.3)\n"
+		"  -r, --repeats N       runs per mechanism; median and spread over them (default 5)\n"
 		"      --threads N       workload threads calling the site (default 1)\n"
 		"      --workload W      trig: call the site in a tight loop (default);\n"
 		"                        math: 500 sin/cos/sqrt iterations, then one call\n"
@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"pgbench: pgbench TPS on a cluster untraced, then with 'dbtap tps' and\n"
 		"'dbtap watch xid' (trap and poll) attached (see docs/bench.md).\n\n"
 		"examples:\n"
-		"  dbtap bench                          every mechanism, 3 x 0.5 s each\n"
+		"  dbtap bench                          every mechanism, 5 x 0.3 s each\n"
 		"  dbtap bench uprobe-nop watchpoint    two mechanisms against the baseline\n"
 		"  dbtap bench --workload math          the overhead blog's loop: loss in %%\n"
 		"  dbtap bench --vs-bpftrace uprobe-nop dbtap's handler beside bpftrace's\n");
@@ -118,13 +118,27 @@ static const struct bench_row *find_row(const struct bench_row *rows, int n, con
 	return NULL;
 }
 
+/*
+ * The median of the per-repeat ratios a / b: the rows of one repeat run next to each
+ * other, so drift of the machine between repeats cancels out of each ratio.
+ */
+static double paired_ratio(const struct bench_row *a, const struct bench_row *b)
+{
+	int n = a->n < b->n ? a->n : b->n;
+	double v[n > 0 ? n : 1];
+
+	for (int i = 0; i < n; i++)
+		v[i] = a->samples[i].ns / b->samples[i].ns;
+	return bench_median(v, n);
+}
+
 /* Handler rows: how much it adds over the empty program, and its ratio to bpftrace. */
 static double vs_empty_pct(const struct bench_row *rows, int n, const struct bench_row *r)
 {
 	const struct bench_row *e = find_row(rows, n, r->mech->name, PROG_EMPTY);
 	if (r->prog != PROG_HANDLER || !e)
 		return NAN;
-	return (r->ns_median - e->ns_median) / e->ns_median * 100;
+	return (paired_ratio(r, e) - 1) * 100;
 }
 
 static double vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r)
@@ -132,13 +146,9 @@ static double vs_bpftrace(const struct bench_row *rows, int n, const struct benc
 	const struct bench_row *b = find_row(rows, n, r->mech->name, PROG_BPFTRACE);
 	if (r->prog != PROG_HANDLER || !b)
 		return NAN;
-	return r->ns_median / b->ns_median;
+	return paired_ratio(r, b);
 }
 
-/*
- * The share of the math loop's throughput a probe takes, from CPU time per iteration
- * (what the probe costs the thread, whatever else runs on the machine).
- */
 static double loss_pct(const struct bench_row *r, const struct bench_row *base)
 {
 	return (1 - base->ns_median / r->ns_median) * 100;
@@ -411,10 +421,13 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 		fprintf(stderr, "measuring %d rows x %d repeats of %.2g s...\n", nrows, o->repeats,
 			o->duration);
 
-	/* Repeats interleave the rows, so that drift hits every row alike. */
+	/*
+	 * Repeats interleave the rows, so that drift hits every row alike, and every other
+	 * repeat runs them in reverse, so that neither of two neighbours always goes first.
+	 */
 	for (int rep = 0; rep < o->repeats && !interrupted && rc == EXIT_OK; rep++) {
-		for (int i = 0; i < nrows; i++) {
-			struct bench_row *r = &rows[i];
+		for (int k = 0; k < nrows; k++) {
+			struct bench_row *r = &rows[rep % 2 ? nrows - 1 - k : k];
 			if (!r->available)
 				continue;
 			int ret = bench_run(&env, r->mech, r->prog, &r->samples[r->n], r->reason,
@@ -498,7 +511,7 @@ int cmd_bench(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .duration = 0.5, .repeats = 3, .threads = 1, .workload = WORKLOAD_TRIG };
+	struct opts o = { .duration = 0.3, .repeats = 5, .threads = 1, .workload = WORKLOAD_TRIG };
 	struct pgbench_opts pg = { .duration = 5, .clients = 4 };
 	bool quick = false;
 	int opt;
