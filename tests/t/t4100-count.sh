@@ -1,0 +1,116 @@
+#!/bin/bash
+test_description='dbtap count: hits per probe against a workload'"'"'s own loop counts'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/trace.sh
+
+W=$WORKLOADS/funcloop
+[ -x "$W" ] || test_bail "$W is not built: run make"
+
+test_expect_success 'uprobe, uretprobe, USDT and wildcards on funcloop = its own counts' '
+	funcloop_start loop1.out 20000 &&
+	trace_start c1.json count -p $LOOP_PID -j uprobe:$W:funcloop_work usdt:funcloop:tick \
+		"uretprobe:$W:funcloop_*" &&
+	kill -USR1 $LOOP_PID &&
+	funcloop_wait &&
+	trace_wait &&
+	test_grep "exited; stopping" c1.json.err &&
+	calls=$(awk "/^calls/ { print \$2 }" loop1.out) &&
+	ticks=$(awk "/^calls/ { print \$4 }" loop1.out) &&
+	test "$calls" = 20000 &&
+	json_py "
+calls, ticks = $calls, $ticks
+s = d
+assert s[\"summary\"], s
+hits = {p[\"kind\"] + \":\" + p[\"name\"]: p[\"hits\"] for p in s[\"probes\"]}
+assert hits == {\"uprobe:funcloop_work\": calls, \"usdt:tick\": calls,
+                \"uretprobe:funcloop_idle\": 0, \"uretprobe:funcloop_work\": calls}, hits
+# the workload saw the USDT semaphore raised at every call
+assert ticks == calls, ticks
+assert s[\"total\"] == 3 * calls, s
+" <c1.json
+'
+
+test_expect_success 'USDT semaphore: raised while attached, 0 after detach (read from memory)' '
+	funcloop_start loop2.out 500 &&
+	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 0 &&
+	trace_start c2.json count -p $LOOP_PID -j usdt:$W:funcloop:tick &&
+	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 1 &&
+	bpftool prog list >progs.attached &&
+	trace_stop &&
+	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 0 &&
+	bpftool prog list >progs.after &&
+	kill -USR1 $LOOP_PID &&
+	funcloop_wait &&
+	test_grep "^calls 500 ticks_enabled 0$" loop2.out &&
+	json_py "assert d[\"probes\"][0][\"hits\"] == 0, d" <c2.json &&
+	test_grep "count_usdt" progs.attached &&
+	! grep -q "count_usdt" progs.after
+'
+
+test_expect_success 'intervals add up to the total; --by pid names the workload' '
+	funcloop_start loop3.out -s 100 3000 &&
+	lp=$LOOP_PID &&
+	trace_start c3.json count -p $LOOP_PID -j -i 0.1 --by pid uprobe:$W:funcloop_work &&
+	kill -USR1 $LOOP_PID &&
+	funcloop_wait &&
+	trace_wait &&
+	json_py "
+iv, s = lines[:-1], lines[-1]
+assert len(iv) >= 2, len(iv)
+assert sum(l[\"probes\"][0][\"hits\"] for l in iv) == s[\"probes\"][0][\"hits\"] == 3000, s
+assert s[\"probes\"][0][\"pids\"] == [{\"pid\": $lp, \"type\": \"funcloop\", \"hits\": 3000}], s
+" <c3.json
+'
+
+test_expect_success 'text output lists every probe with its hits' '
+	funcloop_start loop4.out 100 &&
+	trace_start c4.txt count -p $LOOP_PID uprobe:$W:funcloop_work uprobe:$W:funcloop_idle &&
+	kill -USR1 $LOOP_PID && funcloop_wait && trace_wait &&
+	test_grep "^  uprobe:funcloop:funcloop_work  *100 " c4.txt &&
+	test_grep "^  uprobe:funcloop:funcloop_idle  *0 " c4.txt
+'
+
+test_expect_success 'refusals: unknown names list close ones; not a function; no USDT notes' '
+	test_expect_code 2 dbtap count uprobe:$W:funcloop_wrk 2>e1 &&
+	test_grep "^error: no function '"'funcloop_wrk'"'" e1 &&
+	test_grep "^hint: close ones in this binary: funcloop_work" e1 &&
+	test_expect_code 2 dbtap count uprobe:$W:funcloop_sink 2>e2 &&
+	test_grep "is not a function" e2 && test_grep "^hint: " e2 &&
+	test_expect_code 2 dbtap count usdt:$W:funcloop:tik 2>e3 &&
+	test_grep "^error: no USDT probe funcloop:tik" e3 &&
+	test_grep "^hint: close ones in this binary: funcloop:tick" e3 &&
+	test_expect_code 2 dbtap count usdt:$(command -v true):prov:name 2>e4 &&
+	test_grep "has no USDT probes: it was built without --enable-dtrace" e4 &&
+	test_grep "^hint: trace its functions with uprobes instead" e4
+'
+
+PG=$(ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null | sort -V | tail -n1)
+if [ -n "$PG" ]; then
+test_expect_success 'stripped server binary: static functions refused with the reason' '
+	test_expect_code 2 dbtap count uprobe:$PG:exec_simple_query 2>e5 &&
+	test_grep "stripped, so static or inlined functions cannot be probed" e5 &&
+	test_grep "^hint: " e5
+'
+test_expect_success 'a wildcard over the cap is refused with a hint' '
+	test_expect_code 2 dbtap count "uprobe:$PG:pg_*" 2>e6 &&
+	test_grep "more than the 64 allowed" e6 &&
+	test_grep "^hint: narrow the pattern, or raise the cap with --max-probes" e6 &&
+	test_expect_code 2 dbtap count "usdt:$PG:postgresql:*" --max-probes 10 2>e7 &&
+	test_grep "more than the 10 allowed" e7
+'
+else
+test_skip 'stripped server binary refusals' 'no PostgreSQL server installed'
+test_skip 'wildcard cap' 'no PostgreSQL server installed'
+fi
+
+test_expect_success 'bad input: spec syntax, no probe, --by, missing binary' '
+	test_expect_code 2 dbtap count kprobe:foo 2>e8 && test_grep "unknown probe type" e8 &&
+	test_expect_code 2 dbtap count usdt:onlyone 2>e9 && test_grep "usdt needs PROVIDER:NAME" e9 &&
+	test_expect_code 2 dbtap count 2>e10 && test_grep "needs at least one PROBE" e10 &&
+	test_expect_code 2 dbtap count --by tid uprobe:$W:funcloop_work 2>e11 &&
+	test_grep "bad --by '"'tid'"'" e11 &&
+	test_expect_code 2 dbtap count uprobe:/no/such/bin:f 2>e12 &&
+	test_grep "binary '"'/no/such/bin'"' of probe" e12 && test_grep "^hint: " e12
+'
+
+test_done
