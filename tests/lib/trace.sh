@@ -94,3 +94,15 @@ with open("/proc/%d/mem" % pid, "rb") as f:
     print(int.from_bytes(f.read(2), "little"))
 ' "$1" "$2"
 }
+
+# usdt_semaphore PID BINARY NAME: the semaphore of USDT probe NAME in the running
+# process PID, read from its memory: the note's address (readelf) plus the load bias
+# (the binary's mapping at file offset 0 in /proc/PID/maps; first PT_LOAD at vaddr 0).
+usdt_semaphore() {
+	local sema start
+	sema=$(readelf -n "$2" | awk -v n="$3" '$1 == "Name:" && $2 == n { getline; print $6; exit }')
+	[ -n "$sema" ] || { echo "no semaphore for $3 in $2"; return 1; }
+	start=$(awk -v b="$2" '$6 == b && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps")
+	[ -n "$start" ] || { echo "$2 is not mapped in $1"; return 1; }
+	read_u16 "$1" "$(printf '0x%x' $((0x$start + sema)))"
+}

@@ -176,6 +176,23 @@ assert d[\"commits\"] < 100, d     # the other cluster ran 100 + 3 start-ups
 	pg_stop other
 '
 
+test_expect_success 'USDT semaphores of the server: 1 while attached, 0 after (read from memory)' '
+	bin=$(readlink /proc/$PG_PID/exe) &&
+	for p in transaction__start transaction__commit transaction__abort; do
+		test "$(usdt_semaphore $PG_PID $bin $p)" = 0 || return 1
+	done &&
+	trace_start tps7.json tps --pg="$PGDATA" -j &&
+	for p in transaction__start transaction__commit transaction__abort; do
+		test "$(usdt_semaphore $PG_PID $bin $p)" = 1 || return 1
+	done &&
+	test "$(usdt_semaphore $PG_PID $bin query__start)" = 0 &&
+	trace_stop TERM &&
+	for p in transaction__start transaction__commit transaction__abort; do
+		test "$(usdt_semaphore $PG_PID $bin $p)" = 0 || return 1
+	done &&
+	json_py "assert d[\"summary\"]" <tps7.json
+'
+
 test_expect_success 'text output: totals line and histogram bars' '
 	dbtap tps --pg="$PGDATA" -d 1 --hist linear:0:1000:100 >text.out 2>text.err &&
 	test_grep "^total over 1.0 s: tps " text.out &&
