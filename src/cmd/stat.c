@@ -14,6 +14,7 @@
 #include "perf/event.h"
 #include "pg/probes.h"
 #include "report/hist.h"
+#include "report/jsonread.h"
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 		"  -i, --interval SECS  a report every SECS, with the figures of that interval\n"
 		"  -d, --duration SECS  stop after SECS (default: at Ctrl-C)\n"
 		"      --compare OTHER  a second target measured the same way, side by side:\n"
-		"                       pid:PID[,PID], tid:TID or pg:[TARGET]\n"
+		"                       pid:PID[,PID], tid:TID, pg:[TARGET], or FILE: a run\n"
+		"                       saved with 'dbtap -j stat ... > FILE'\n"
 		"      --top N          statements printed per report (default 10; -j: all)\n"
 		"  -j, --json           one JSON object per report line\n",
 		perf_event_defaults);
@@ -73,8 +75,18 @@ struct qtable {
 	int n;
 };
 
+/* A run saved with -j, compared with: its total lines. */
+struct saved_run {
+	struct jv **lines;
+	int nlines;
+	const struct jv *total;    /* counting modes: the last "total" line */
+	const struct jv **rows;    /* per statement: the "total" statement lines */
+	int nrows;
+};
+
 /* A measured side: the target and its counters or its per-statement probe. */
 struct side {
+	struct saved_run *saved;   /* --compare FILE: nothing is measured */
 	struct target t;
 	char *desc;
 	struct counter_set cs;
@@ -93,6 +105,7 @@ struct figures {
 	double pct[STAT_MAX_EVENTS];
 	bool counted[STAT_MAX_EVENTS];
 	int err[STAT_MAX_EVENTS];
+	const char *reason[STAT_MAX_EVENTS]; /* from a saved run, instead of err */
 	struct counter_metrics m;
 };
 
@@ -220,6 +233,13 @@ static void side_figures(const struct stat_cmd *c, struct side *s, int unit, boo
 	fill_figures(c, s->cs.err, sum, seconds, f);
 }
 
+static const char *reason_of(const struct perf_event_desc *ev, int err);
+
+static const char *fig_reason(const struct stat_cmd *c, const struct figures *f, int e)
+{
+	return f->reason[e] ? f->reason[e] : reason_of(&c->evs[e], f->err[e]);
+}
+
 static const char *reason_of(const struct perf_event_desc *ev, int err)
 {
 	static char reason[128];
@@ -278,7 +298,7 @@ static void print_figures_text(const struct stat_cmd *c, const struct figures *f
 		char num[64], extra[96];
 		if (!f->counted[e]) {
 			printf(" %18s      %-24s %s\n", f->err[e] ? "<not supported>" : "<not counted>",
-			       ev->name, reason_of(ev, f->err[e]));
+			       ev->name, fig_reason(c, f, e));
 			continue;
 		}
 		if (counter_event_is_clock(ev))
@@ -310,7 +330,7 @@ static void json_figures(struct json *j, const char *key, const struct stat_cmd 
 			json_double(j, "running_pct", f->pct[e]);
 		} else {
 			json_null(j, "value");
-			json_str(j, "reason", reason_of(&c->evs[e], f->err[e]));
+			json_str(j, "reason", fig_reason(c, f, e));
 		}
 		json_object_end(j);
 	}
@@ -323,6 +343,39 @@ static void json_figures(struct json *j, const char *key, const struct stat_cmd 
 			json_null(j, counter_metric_key(m));
 	}
 	json_object_end(j);
+}
+
+/* B/A of per-second rates (the counts themselves when both windows are the same). */
+static double rate_ratio(const struct figures *a, const struct figures *b, int e)
+{
+	if (!a->counted[e] || !b->counted[e] || a->val[e] <= 0 || a->seconds <= 0 ||
+	    b->seconds <= 0)
+		return NAN;
+	return (b->val[e] / b->seconds) / (a->val[e] / a->seconds);
+}
+
+/* A saved counting run's total as figures of the events counted now. */
+static void saved_figures(const struct stat_cmd *c, const struct saved_run *sr,
+			  struct figures *f)
+{
+	const struct jv *evs = jv_get(sr->total, "events");
+
+	memset(f, 0, sizeof(*f));
+	f->nev = c->nev;
+	f->seconds = jv_num(jv_get(sr->total, "seconds"), 0);
+	for (int e = 0; e < c->nev; e++) {
+		const struct jv *o = jv_get(evs, c->evs[e].name);
+		if (!o) {
+			f->reason[e] = "not in the saved run";
+			continue;
+		}
+		f->counted[e] = jv_bool(jv_get(o, "counted"), false);
+		f->val[e] = jv_num(jv_get(o, "value"), 0);
+		f->pct[e] = jv_num(jv_get(o, "running_pct"), 100);
+		if (!f->counted[e])
+			f->reason[e] = jv_str(jv_get(o, "reason"), "not counted");
+	}
+	counter_metrics_compute(c->evs, f->val, f->counted, c->nev, f->seconds, &f->m);
 }
 
 static const char *unit_type(struct side *s, pid_t pid)
@@ -375,7 +428,8 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 	}
 	side_figures(c, &sides[0], -1, since_start, seconds, &f);
 	if (nsides > 1)
-		side_figures(c, &sides[1], -1, since_start, seconds, &g);
+		sides[1].saved ? saved_figures(c, sides[1].saved, &g) :
+				 side_figures(c, &sides[1], -1, since_start, seconds, &g);
 	if (global.json) {
 		json_object_begin(&j, NULL);
 		json_str(&j, "report", kind);
@@ -389,8 +443,9 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 			json_figures(&j, "events", c, &g);
 			json_object_begin(&j, "ratio");
 			for (int e = 0; e < c->nev; e++) {
-				if (f.counted[e] && g.counted[e] && f.val[e] > 0)
-					json_double(&j, c->evs[e].name, g.val[e] / f.val[e]);
+				double r = rate_ratio(&f, &g, e);
+				if (!isnan(r))
+					json_double(&j, c->evs[e].name, r);
 				else
 					json_null(&j, c->evs[e].name);
 			}
@@ -409,8 +464,9 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 		print_figures_text(c, &f);
 		return;
 	}
-	printf("\n Counter stats, %.2f s%s:\n   A: %s\n   B: %s\n\n", seconds,
-	       since_start ? "" : ", interval", sides[0].desc, sides[1].desc);
+	printf("\n Counter stats, %.2f s%s:\n   A: %s\n   B: %s%s\n\n", seconds,
+	       since_start ? "" : ", interval", sides[0].desc, sides[1].desc,
+	       sides[1].saved ? "\n   (B/A compares per-second rates: the windows differ)" : "");
 	printf(" %-24s %18s %18s %9s\n", "event", "A", "B", "B/A");
 	for (int e = 0; e < c->nev; e++) {
 		char a[64], b[64];
@@ -425,10 +481,12 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 			clk ? snprintf(b, sizeof(b), "%.2f ms", g.val[e] / div)
 			    : (void)fmt_count(g.val[e], b, sizeof(b));
 		else
-			snprintf(b, sizeof(b), "%s", g.err[e] ? "<not supported>" : "<not counted>");
+			snprintf(b, sizeof(b), "%s", g.reason[e] && !strcmp(g.reason[e],
+					"not in the saved run") ? "<not saved>" :
+				 g.err[e] || g.reason[e] ? "<not supported>" : "<not counted>");
 		printf(" %-24s %18s %18s", c->evs[e].name, a, b);
-		if (f.counted[e] && g.counted[e] && f.val[e] > 0)
-			printf(" %9.3f\n", g.val[e] / f.val[e]);
+		if (!isnan(rate_ratio(&f, &g, e)))
+			printf(" %9.3f\n", rate_ratio(&f, &g, e));
 		else
 			printf(" %9s\n", "-");
 	}
@@ -547,14 +605,7 @@ static int table_delta(const struct qtable *now, const struct qtable *before, st
 	return 0;
 }
 
-static int cmp_calls(const void *a, const void *b)
-{
-	const struct qrow *x = a, *y = b;
-	return x->agg.calls < y->agg.calls ? 1 : x->agg.calls > y->agg.calls ? -1 :
-	       strcmp(x->text, y->text);
-}
-
-/* Figure fig of a row: mean (exact, from the sum) and percentiles (log-linear). */
+/* Figure of a statement: mean (exact, from the sum) and percentiles (log-linear). */
 struct figsum {
 	bool ok;
 	uint64_t sum, p50, p99, max;
@@ -577,6 +628,85 @@ static void row_fig(const struct qrow *r, int fig, int slot, struct figsum *s)
 	s->max = hist_max(&r->h[fig]);
 }
 
+/* What is shown of one statement of one side, live or from a saved run. */
+struct rowview {
+	bool present;
+	const char *text;
+	uint64_t calls, cpus, multi_cpu;
+	struct figsum ev[STAT_MAX_EVENTS];
+	const char *reason[STAT_MAX_EVENTS]; /* why ev[e] is not ok */
+	bool sched[STAT_MAX_EVENTS];         /* context-switches, cpu-migrations */
+	struct figsum wall, cs, migr;
+};
+
+static void rowview_live(const struct stat_cmd *c, const struct side *s, const struct qrow *r,
+			 struct rowview *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (!r)
+		return;
+	v->present = true;
+	v->text = r->text;
+	v->calls = r->agg.calls;
+	v->cpus = r->agg.cpus;
+	v->multi_cpu = r->agg.multi_cpu;
+	for (int e = 0; e < c->nev; e++) {
+		int fig = stat_probe_fig(s->probe, e);
+		int slot = fig >= 0 && fig < STAT_MAX_EVENTS ? fig : -1;
+		row_fig(r, fig, slot, &v->ev[e]);
+		v->sched[e] = fig == STAT_FIG_CS || fig == STAT_FIG_MIGR;
+		v->reason[e] = fig < 0 ? reason_of(&c->evs[e], stat_probe_errors(s->probe)[e]) :
+			       "not counted in any call (multiplexed out)";
+	}
+	row_fig(r, STAT_FIG_WALL, -1, &v->wall);
+	row_fig(r, STAT_FIG_CS, -1, &v->cs);
+	row_fig(r, STAT_FIG_MIGR, -1, &v->migr);
+}
+
+static void figsum_json_read(const struct jv *o, struct figsum *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!o || !jv_bool(jv_get(o, "counted"), false))
+		return;
+	s->ok = true;
+	s->sum = jv_num(jv_get(o, "sum"), 0);
+	s->mean = jv_num(jv_get(o, "mean"), 0);
+	s->p50 = jv_num(jv_get(o, "p50"), 0);
+	s->p99 = jv_num(jv_get(o, "p99"), 0);
+	s->max = jv_num(jv_get(o, "max"), 0);
+	s->n = jv_num(jv_get(o, "calls_counted"), 0);
+}
+
+static void rowview_saved(const struct stat_cmd *c, const struct jv *line, struct rowview *v)
+{
+	const struct jv *evs = jv_get(line, "events"), *cpus = jv_get(line, "cpus");
+
+	memset(v, 0, sizeof(*v));
+	if (!line)
+		return;
+	v->present = true;
+	v->text = jv_str(jv_get(line, c->per == PER_QUERY ? "query" : "outcome"), "?");
+	v->calls = jv_num(jv_get(line, "calls"), 0);
+	v->multi_cpu = jv_num(jv_get(line, "multi_cpu_calls"), 0);
+	for (int i = 0; cpus && cpus->type == JV_ARR && i < cpus->n; i++) {
+		int cpu = jv_num(&cpus->items[i], -1);
+		if (cpu >= 0 && cpu < 64)
+			v->cpus |= 1ull << cpu;
+	}
+	for (int e = 0; e < c->nev; e++) {
+		const struct jv *o = jv_get(evs, c->evs[e].name);
+		const struct perf_event_attr *a = &c->evs[e].attr;
+		figsum_json_read(o, &v->ev[e]);
+		v->reason[e] = o ? jv_str(jv_get(o, "reason"), "not counted") : "not in the saved run";
+		v->sched[e] = a->type == PERF_TYPE_SOFTWARE &&
+			      (a->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+			       a->config == PERF_COUNT_SW_CPU_MIGRATIONS);
+	}
+	figsum_json_read(jv_get(line, "wall_ns"), &v->wall);
+	figsum_json_read(jv_get(line, "context_switches"), &v->cs);
+	figsum_json_read(jv_get(line, "cpu_migrations"), &v->migr);
+}
+
 static void json_figsum(struct json *j, const char *key, const struct figsum *s,
 			const char *reason)
 {
@@ -596,59 +726,25 @@ static void json_figsum(struct json *j, const char *key, const struct figsum *s,
 	json_object_end(j);
 }
 
-static void json_cpus(struct json *j, uint64_t mask)
+static void json_rowview(struct json *j, const struct stat_cmd *c, const struct rowview *v)
 {
+	json_uint(j, "calls", v->calls);
+	if (!v->present)
+		return;
 	json_array_begin(j, "cpus");
 	for (int cpu = 0; cpu < 64; cpu++)
-		if (mask & (1ull << cpu))
+		if (v->cpus & (1ull << cpu))
 			json_int(j, NULL, cpu);
 	json_array_end(j);
-}
-
-static int ev_fig(const struct side *s, int e)
-{
-	int fig = stat_probe_fig(s->probe, e);
-	return fig;
-}
-
-static int ev_slot(const struct side *s, int e)
-{
-	int fig = stat_probe_fig(s->probe, e);
-	return fig >= 0 && fig < STAT_MAX_EVENTS ? fig : -1;
-}
-
-static const char *ev_reason(const struct stat_cmd *c, const struct side *s, int e)
-{
-	return reason_of(&c->evs[e], stat_probe_errors(s->probe)[e]);
-}
-
-static void json_row_side(struct json *j, const char *key, const struct stat_cmd *c,
-			  const struct side *s, const struct qrow *r)
-{
-	struct figsum fs;
-
-	if (key)
-		json_object_begin(j, key);
-	json_uint(j, "calls", r ? r->agg.calls : 0);
-	if (r) {
-		json_cpus(j, r->agg.cpus);
-		json_uint(j, "multi_cpu_calls", r->agg.multi_cpu);
-		json_object_begin(j, "events");
-		for (int e = 0; e < c->nev; e++) {
-			row_fig(r, ev_fig(s, e), ev_slot(s, e), &fs);
-			json_figsum(j, c->evs[e].name, &fs, ev_reason(c, s, e));
-		}
-		json_object_end(j);
-		/* measured for every statement, asked for or not */
-		row_fig(r, STAT_FIG_WALL, -1, &fs);
-		json_figsum(j, "wall_ns", &fs, NULL);
-		row_fig(r, STAT_FIG_CS, -1, &fs);
-		json_figsum(j, "context_switches", &fs, NULL);
-		row_fig(r, STAT_FIG_MIGR, -1, &fs);
-		json_figsum(j, "cpu_migrations", &fs, NULL);
-	}
-	if (key)
-		json_object_end(j);
+	json_uint(j, "multi_cpu_calls", v->multi_cpu);
+	json_object_begin(j, "events");
+	for (int e = 0; e < c->nev; e++)
+		json_figsum(j, c->evs[e].name, &v->ev[e], v->reason[e]);
+	json_object_end(j);
+	/* measured for every statement, asked for or not */
+	json_figsum(j, "wall_ns", &v->wall, NULL);
+	json_figsum(j, "context_switches", &v->cs, NULL);
+	json_figsum(j, "cpu_migrations", &v->migr, NULL);
 }
 
 static void text_fig_line(const char *name, bool clock, const struct figsum *s,
@@ -666,192 +762,224 @@ static void text_fig_line(const char *name, bool clock, const struct figsum *s,
 		       s->p50, s->p99, s->sum);
 }
 
-static void print_cpus(uint64_t mask)
+static void text_row(const struct stat_cmd *c, const struct rowview *v, const int *hide)
 {
+	printf("\n %-10llu %s\n", (unsigned long long)v->calls, v->text);
+	printf("   %-24s %12s %12s %12s %14s\n", "per call", "mean", "p50", "p99", "total");
+	for (int e = 0; e < c->nev; e++) {
+		if (v->sched[e] || hide[e])
+			continue; /* printed below / named once in the header */
+		text_fig_line(c->evs[e].name, counter_event_is_clock(&c->evs[e]), &v->ev[e],
+			      v->reason[e]);
+	}
+	text_fig_line("wall time", true, &v->wall, NULL);
+	text_fig_line("context-switches", false, &v->cs, NULL);
+	text_fig_line("cpu-migrations", false, &v->migr, NULL);
+	printf("   ran on CPUs ");
 	bool first = true;
 	for (int cpu = 0; cpu < 64; cpu++)
-		if (mask & (1ull << cpu)) {
+		if (v->cpus & (1ull << cpu)) {
 			printf("%s%d", first ? "" : ",", cpu);
 			first = false;
 		}
+	printf("; on more than one: %llu calls (%.1f%%)\n", (unsigned long long)v->multi_cpu,
+	       v->calls ? 100.0 * v->multi_cpu / v->calls : 0.0);
 }
 
-static void text_row(const struct stat_cmd *c, const struct side *s, const struct qrow *r)
+static void text_compare_row(const struct stat_cmd *c, const struct rowview *a,
+			     const struct rowview *b)
 {
-	struct figsum fs;
-
-	printf("\n %-10llu %s\n", (unsigned long long)r->agg.calls, r->text);
-	printf("   %-24s %12s %12s %12s %14s\n", "per call", "mean", "p50", "p99", "total");
-	for (int e = 0; e < c->nev; e++) {
-		int fig = ev_fig(s, e);
-		if (fig == STAT_FIG_CS || fig == STAT_FIG_MIGR)
-			continue; /* printed below with the CPUs */
-		if (fig < 0)
-			continue; /* named once in the report's header */
-		row_fig(r, fig, ev_slot(s, e), &fs);
-		text_fig_line(c->evs[e].name, counter_event_is_clock(&c->evs[e]), &fs,
-			      "not counted in any call (multiplexed out)");
-	}
-	row_fig(r, STAT_FIG_WALL, -1, &fs);
-	text_fig_line("wall time", true, &fs, NULL);
-	row_fig(r, STAT_FIG_CS, -1, &fs);
-	text_fig_line("context-switches", false, &fs, NULL);
-	row_fig(r, STAT_FIG_MIGR, -1, &fs);
-	text_fig_line("cpu-migrations", false, &fs, NULL);
-	printf("   ran on CPUs ");
-	print_cpus(r->agg.cpus);
-	printf("; on more than one: %llu calls (%.1f%%)\n", (unsigned long long)r->agg.multi_cpu,
-	       r->agg.calls ? 100.0 * r->agg.multi_cpu / r->agg.calls : 0.0);
-}
-
-static void text_compare_row(const struct stat_cmd *c, const struct side *sa,
-			     const struct qrow *a, const struct side *sb, const struct qrow *b)
-{
-	struct figsum fa, fb;
-	const char *text = a ? a->text : b->text;
+	const char *text = a->present ? a->text : b->text;
 
 	printf("\n %s\n   %-24s %14s %14s %9s\n", text, "mean per call", "A", "B", "B/A");
-	printf("   %-24s %14llu %14llu\n", "calls", a ? (unsigned long long)a->agg.calls : 0,
-	       b ? (unsigned long long)b->agg.calls : 0);
+	printf("   %-24s %14llu %14llu\n", "calls", (unsigned long long)a->calls,
+	       (unsigned long long)b->calls);
 	for (int e = -1; e < c->nev + 2; e++) {
+		const struct figsum *fa, *fb;
 		const char *name;
-		int figa, figb, slota = -1, slotb = -1;
 		bool clock;
 		if (e == -1) {
 			name = "wall time (us)";
-			figa = figb = STAT_FIG_WALL;
-			clock = true;
-		} else if (e >= c->nev) {
-			name = e == c->nev ? "context-switches" : "cpu-migrations";
-			figa = figb = e == c->nev ? STAT_FIG_CS : STAT_FIG_MIGR;
-			clock = false;
+			fa = &a->wall, fb = &b->wall, clock = true;
+		} else if (e == c->nev) {
+			name = "context-switches";
+			fa = &a->cs, fb = &b->cs, clock = false;
+		} else if (e == c->nev + 1) {
+			name = "cpu-migrations";
+			fa = &a->migr, fb = &b->migr, clock = false;
 		} else {
-			name = c->evs[e].name;
-			figa = ev_fig(sa, e);
-			figb = ev_fig(sb, e);
-			if (figa == STAT_FIG_CS || figa == STAT_FIG_MIGR)
+			if (a->sched[e])
 				continue;
-			slota = ev_slot(sa, e);
-			slotb = ev_slot(sb, e);
+			name = c->evs[e].name;
+			fa = &a->ev[e], fb = &b->ev[e];
 			clock = counter_event_is_clock(&c->evs[e]);
 		}
-		memset(&fa, 0, sizeof(fa));
-		memset(&fb, 0, sizeof(fb));
-		if (a)
-			row_fig(a, figa, slota, &fa);
-		if (b)
-			row_fig(b, figb, slotb, &fb);
+		char xa[32] = "-", xb[32] = "-", xr[16] = "-", label[PERF_EVENT_NAME_MAX + 8];
 		double div = clock ? 1e3 : 1;
-		char xa[32] = "-", xb[32] = "-", xr[16] = "-";
-		if (fa.ok)
-			snprintf(xa, sizeof(xa), "%.1f", fa.mean / div);
-		else if (a && e >= 0 && e < c->nev)
+		if (fa->ok)
+			snprintf(xa, sizeof(xa), "%.1f", fa->mean / div);
+		else if (a->present && e >= 0 && e < c->nev)
 			snprintf(xa, sizeof(xa), "n/a");
-		if (fb.ok)
-			snprintf(xb, sizeof(xb), "%.1f", fb.mean / div);
-		else if (b && e >= 0 && e < c->nev)
+		if (fb->ok)
+			snprintf(xb, sizeof(xb), "%.1f", fb->mean / div);
+		else if (b->present && e >= 0 && e < c->nev)
 			snprintf(xb, sizeof(xb), "n/a");
-		if (fa.ok && fb.ok && fa.mean > 0)
-			snprintf(xr, sizeof(xr), "%.3f", fb.mean / fa.mean);
-		printf("   %-24s %14s %14s %9s\n", name, xa, xb, xr);
+		if (fa->ok && fb->ok && fa->mean > 0)
+			snprintf(xr, sizeof(xr), "%.3f", fb->mean / fa->mean);
+		snprintf(label, sizeof(label), "%s%s", name,
+			 clock && e >= 0 && e < c->nev ? " (us)" : "");
+		printf("   %-24s %14s %14s %9s\n", label, xa, xb, xr);
 	}
+}
+
+/* The statements of one side for this report, as views, most called first. */
+struct viewset {
+	struct rowview *v;
+	int n;
+	struct qtable shown; /* live: owns the texts the views point into */
+	struct stat_drops drops;
+	uint64_t calls;
+};
+
+static int cmp_view_calls(const void *x, const void *y)
+{
+	const struct rowview *a = x, *b = y;
+	return a->calls < b->calls ? 1 : a->calls > b->calls ? -1 : strcmp(a->text, b->text);
+}
+
+static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
+			 struct viewset *vs)
+{
+	struct stat_snapshot snap;
+	struct qtable now = { 0 };
+
+	memset(vs, 0, sizeof(*vs));
+	if (stat_probe_read(s->probe, &snap) == 0) {
+		table_from_snapshot(&snap, c->per == PER_QUERY, &now);
+		vs->drops = snap.drops;
+	}
+	stat_snapshot_free(&snap);
+	/* the final report covers the whole run; interval reports their interval */
+	table_delta(&now, final ? &(struct qtable){ 0 } : &s->prev, &vs->shown);
+	qtable_free(&s->prev);
+	s->prev = now;
+	vs->v = calloc(vs->shown.n ? vs->shown.n : 1, sizeof(*vs->v));
+	for (int i = 0; vs->v && i < vs->shown.n; i++) {
+		rowview_live(c, s, &vs->shown.v[i], &vs->v[i]);
+		vs->calls += vs->v[i].calls;
+	}
+	vs->n = vs->v ? vs->shown.n : 0;
+	qsort(vs->v, vs->n, sizeof(*vs->v), cmp_view_calls);
+}
+
+static void viewset_saved(const struct stat_cmd *c, const struct saved_run *sr,
+			  struct viewset *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	vs->v = calloc(sr->nrows ? sr->nrows : 1, sizeof(*vs->v));
+	for (int i = 0; vs->v && i < sr->nrows; i++) {
+		rowview_saved(c, sr->rows[i], &vs->v[i]);
+		vs->calls += vs->v[i].calls;
+	}
+	vs->n = vs->v ? sr->nrows : 0;
+	qsort(vs->v, vs->n, sizeof(*vs->v), cmp_view_calls);
+}
+
+static void viewset_free(struct viewset *vs)
+{
+	free(vs->v);
+	qtable_free(&vs->shown);
+}
+
+static const struct rowview *viewset_find(const struct viewset *vs, const char *text)
+{
+	for (int i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].text, text))
+			return &vs->v[i];
+	return NULL;
+}
+
+static void json_stmt_line(struct json *j, const struct stat_cmd *c, struct side *sides,
+			   int nsides, const char *kind, double t_s, double seconds,
+			   const struct rowview *a, const struct rowview *b)
+{
+	const char *text = a->present ? a->text : b->text;
+
+	json_object_begin(j, NULL);
+	json_str(j, "report", kind);
+	json_double(j, "time_s", t_s);
+	json_double(j, "seconds", seconds);
+	json_str(j, "per", per_names[c->per]);
+	json_str(j, "target", sides[0].desc);
+	json_str(j, c->per == PER_QUERY ? "query" : "outcome", text);
+	json_rowview(j, c, a);
+	if (nsides > 1) {
+		json_object_begin(j, "compare");
+		json_str(j, "target", sides[1].desc);
+		json_rowview(j, c, b);
+		json_object_end(j);
+	}
+	json_object_end(j);
+	json_flush_line(j, stdout);
 }
 
 static void report_statements(const struct stat_cmd *c, struct side *sides, int nsides,
 			      const char *kind, double t_s, double seconds, bool final)
 {
-	struct qtable now[2], shown[2];
-	bool per_query = c->per == PER_QUERY;
+	struct viewset vs[2];
+	struct rowview none;
 	struct json j;
+	int hide[STAT_MAX_EVENTS] = { 0 };
 
+	memset(&none, 0, sizeof(none));
 	json_init(&j);
 	for (int i = 0; i < nsides; i++) {
-		struct stat_snapshot snap;
-		memset(&now[i], 0, sizeof(now[i]));
-		memset(&shown[i], 0, sizeof(shown[i]));
-		if (stat_probe_read(sides[i].probe, &snap) == 0) {
-			table_from_snapshot(&snap, per_query, &now[i]);
-			sides[i].drops = snap.drops;
-		}
-		stat_snapshot_free(&snap);
-		/* the final report covers the whole run; interval reports their interval */
-		if (final)
-			table_delta(&now[i], &(struct qtable){ 0 }, &shown[i]);
+		if (sides[i].saved)
+			viewset_saved(c, sides[i].saved, &vs[i]);
 		else
-			table_delta(&now[i], &sides[i].prev, &shown[i]);
-		qsort(shown[i].v, shown[i].n, sizeof(*shown[i].v), cmp_calls);
-		qtable_free(&sides[i].prev);
-		sides[i].prev = now[i];
+			viewset_live(c, &sides[i], final, &vs[i]);
 	}
-	int limit = global.json ? shown[0].n : (c->top < shown[0].n ? c->top : shown[0].n);
+	int limit = global.json ? vs[0].n : (c->top < vs[0].n ? c->top : vs[0].n);
 
 	if (!global.json) {
-		printf("\n Per %s, %.2f s%s: %s%s%s\n", per_names[c->per], seconds,
-		       final ? "" : " (interval)", sides[0].desc, nsides > 1 ? " (A) vs " : "",
-		       nsides > 1 ? sides[1].desc : "");
+		printf("\n Per %s, %.2f s%s: %s\n", per_names[c->per], seconds,
+		       final ? "" : " (interval)", sides[0].desc);
 		if (nsides > 1)
-			printf(" B: %s\n", sides[1].desc);
-		for (int e = 0; e < c->nev; e++)
-			if (ev_fig(&sides[0], e) < 0)
-				printf(" %s: %s\n", c->evs[e].name, ev_reason(c, &sides[0], e));
-		if (!shown[0].n && (nsides == 1 || !shown[1].n))
-			printf("\n no %s completed\n", per_query ? "statement" : "transaction");
+			printf(" A: %s\n B: %s\n", sides[0].desc, sides[1].desc);
+		for (int e = 0; e < c->nev; e++) {
+			if (nsides > 1 || stat_probe_fig(sides[0].probe, e) >= 0)
+				continue;
+			hide[e] = 1;
+			printf(" %s: %s\n", c->evs[e].name,
+			       reason_of(&c->evs[e], stat_probe_errors(sides[0].probe)[e]));
+		}
+		if (!vs[0].n && (nsides == 1 || !vs[1].n))
+			printf("\n no %s completed\n", c->per == PER_QUERY ? "statement" : "transaction");
 	}
 	for (int i = 0; i < limit; i++) {
-		struct qrow *r = &shown[0].v[i];
-		struct qrow *o = nsides > 1 ? qtable_find(&shown[1], r->text) : NULL;
-		if (global.json) {
-			json_object_begin(&j, NULL);
-			json_str(&j, "report", kind);
-			json_double(&j, "time_s", t_s);
-			json_double(&j, "seconds", seconds);
-			json_str(&j, "per", per_names[c->per]);
-			json_str(&j, "target", sides[0].desc);
-			json_str(&j, per_query ? "query" : "outcome", r->text);
-			json_row_side(&j, NULL, c, &sides[0], r);
-			if (nsides > 1) {
-				json_object_begin(&j, "compare");
-				json_str(&j, "target", sides[1].desc);
-				json_row_side(&j, NULL, c, &sides[1], o);
-				json_object_end(&j);
-			}
-			json_object_end(&j);
-			json_flush_line(&j, stdout);
-		} else if (nsides > 1) {
-			text_compare_row(c, &sides[0], r, &sides[1], o);
-		} else {
-			text_row(c, &sides[0], r);
-		}
+		const struct rowview *a = &vs[0].v[i];
+		const struct rowview *b = nsides > 1 ? viewset_find(&vs[1], a->text) : NULL;
+		if (!b)
+			b = &none;
+		if (global.json)
+			json_stmt_line(&j, c, sides, nsides, kind, t_s, seconds, a, b);
+		else if (nsides > 1)
+			text_compare_row(c, a, b);
+		else
+			text_row(c, a, hide);
 	}
 	/* statements only the other side ran */
-	for (int i = 0; nsides > 1 && i < shown[1].n; i++) {
-		struct qrow *o = &shown[1].v[i];
-		if (qtable_find(&shown[0], o->text))
+	for (int i = 0, shown = 0; nsides > 1 && i < vs[1].n; i++) {
+		const struct rowview *b = &vs[1].v[i];
+		if (viewset_find(&vs[0], b->text))
 			continue;
-		if (global.json) {
-			json_object_begin(&j, NULL);
-			json_str(&j, "report", kind);
-			json_double(&j, "time_s", t_s);
-			json_double(&j, "seconds", seconds);
-			json_str(&j, "per", per_names[c->per]);
-			json_str(&j, "target", sides[0].desc);
-			json_str(&j, per_query ? "query" : "outcome", o->text);
-			json_row_side(&j, NULL, c, &sides[0], NULL);
-			json_object_begin(&j, "compare");
-			json_str(&j, "target", sides[1].desc);
-			json_row_side(&j, NULL, c, &sides[1], o);
-			json_object_end(&j);
-			json_object_end(&j);
-			json_flush_line(&j, stdout);
-		} else if (i < c->top) {
-			text_compare_row(c, &sides[0], NULL, &sides[1], o);
-		}
+		if (global.json)
+			json_stmt_line(&j, c, sides, nsides, kind, t_s, seconds, &none, b);
+		else if (shown++ < c->top)
+			text_compare_row(c, &none, b);
 	}
 	for (int i = 0; i < nsides; i++) {
-		const struct stat_drops *d = &sides[i].drops;
-		uint64_t calls = 0;
-		for (int k = 0; k < shown[i].n; k++)
-			calls += shown[i].v[k].agg.calls;
+		const struct stat_drops *d = &vs[i].drops;
 		if (global.json) {
 			json_object_begin(&j, NULL);
 			json_str(&j, "report", final ? "summary" : "interval-summary");
@@ -859,19 +987,21 @@ static void report_statements(const struct stat_cmd *c, struct side *sides, int 
 			json_double(&j, "seconds", seconds);
 			json_str(&j, "per", per_names[c->per]);
 			json_str(&j, "target", sides[i].desc);
-			json_int(&j, "statements", shown[i].n);
-			json_uint(&j, "calls", calls);
-			json_object_begin(&j, "dropped");
-			json_uint(&j, "statements_map_full", d->agg_full);
-			json_uint(&j, "histogram_map_full", d->hist_full);
-			json_uint(&j, "in_progress_map_full", d->runs_full);
-			json_uint(&j, "counter_read_errors", d->read_err);
-			json_object_end(&j);
+			json_int(&j, "statements", vs[i].n);
+			json_uint(&j, "calls", vs[i].calls);
+			if (!sides[i].saved) {
+				json_object_begin(&j, "dropped");
+				json_uint(&j, "statements_map_full", d->agg_full);
+				json_uint(&j, "histogram_map_full", d->hist_full);
+				json_uint(&j, "in_progress_map_full", d->runs_full);
+				json_uint(&j, "counter_read_errors", d->read_err);
+				json_object_end(&j);
+			}
 			json_object_end(&j);
 			json_flush_line(&j, stdout);
 		} else {
-			if (shown[i].n > limit && i == 0)
-				printf("\n (%d more; --top N or -j shows them)\n", shown[i].n - limit);
+			if (i == 0 && vs[0].n > limit)
+				printf("\n (%d more; --top N or -j shows them)\n", vs[0].n - limit);
 			if (d->agg_full || d->hist_full || d->runs_full || d->read_err)
 				printf(" %s: lost: %llu statements (map full), %llu histogram samples, "
 				       "%llu not followed, %llu counter reads\n", sides[i].desc,
@@ -881,10 +1011,8 @@ static void report_statements(const struct stat_cmd *c, struct side *sides, int 
 				       (unsigned long long)d->read_err);
 		}
 	}
-	for (int i = 0; i < nsides; i++) {
-		/* shown's histograms were copied by value from now: free only the rows */
-		qtable_free(&shown[i]);
-	}
+	for (int i = 0; i < nsides; i++)
+		viewset_free(&vs[i]);
 	json_release(&j);
 }
 
@@ -909,10 +1037,101 @@ static int parse_per(const char *s, enum stat_per *per)
 	return -1;
 }
 
-/* --compare OTHER: pid:PID[,PID], tid:TID, pg[:TARGET]. */
-static int resolve_other(struct target *t, const char *other)
+static void saved_run_free(struct saved_run *sr)
+{
+	if (!sr)
+		return;
+	for (int i = 0; i < sr->nlines; i++)
+		jv_free(sr->lines[i]);
+	free(sr->lines);
+	free(sr->rows);
+	free(sr);
+}
+
+/*
+ * Reads a run saved with `dbtap -j stat ... > FILE`: its final report must be of the
+ * same kind (counting, or --per query / transaction) as this one. 0 or EXIT_USAGE.
+ */
+static int saved_run_load(const char *path, const struct stat_cmd *c, struct saved_run **out,
+			  char **desc)
+{
+	struct saved_run *sr = calloc(1, sizeof(*sr));
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	const char *target = NULL, *key = c->per == PER_QUERY ? "query" : "outcome";
+	bool per_stmt = c->per == PER_QUERY || c->per == PER_TRANSACTION;
+	int lineno = 0;
+
+	if (!sr || !f) {
+		error_errno("cannot read '%s'", path);
+		hint("--compare takes a file saved with 'dbtap -j stat ... > FILE'");
+		goto fail;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		const char *err = NULL;
+		lineno++;
+		if (strspn(line, " \t\r\n") == strlen(line))
+			continue;
+		struct jv *v = jv_parse(line, &err);
+		if (!v) {
+			error("'%s' line %d is not JSON: %s", path, lineno, err ? err : "?");
+			hint("--compare takes a file saved with 'dbtap -j stat ... > FILE'");
+			goto fail;
+		}
+		struct jv **nl = realloc(sr->lines, (sr->nlines + 1) * sizeof(*nl));
+		if (!nl) {
+			jv_free(v);
+			goto fail;
+		}
+		sr->lines = nl;
+		nl[sr->nlines++] = v;
+	}
+	for (int i = 0; i < sr->nlines; i++) {
+		const struct jv *v = sr->lines[i];
+		if (strcmp(jv_str(jv_get(v, "report"), ""), "total"))
+			continue;
+		const char *per = jv_str(jv_get(v, "per"), "");
+		if (!per_stmt && !*per && jv_get(v, "events")) {
+			sr->total = v;
+			target = jv_str(jv_get(v, "target"), NULL);
+		} else if (per_stmt && !strcmp(per, per_names[c->per]) && jv_get(v, key)) {
+			const struct jv **nr = realloc(sr->rows, (sr->nrows + 1) * sizeof(*nr));
+			if (!nr)
+				goto fail;
+			sr->rows = nr;
+			nr[sr->nrows++] = v;
+			target = jv_str(jv_get(v, "target"), NULL);
+		}
+	}
+	if (per_stmt ? !sr->nrows : !sr->total) {
+		error("'%s' holds no %s%s total to compare with", path, per_stmt ? "--per " : "",
+		      per_stmt ? per_names[c->per] : "counting");
+		hint("save a run of the same kind: dbtap -j stat%s%s ... > FILE",
+		     per_stmt ? " --per " : "", per_stmt ? per_names[c->per] : "");
+		goto fail;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "saved run %s (%s)", path, target ? target : "?");
+	*desc = strbuf_detach(&sb);
+	fclose(f);
+	free(line);
+	*out = sr;
+	return 0;
+fail:
+	if (f)
+		fclose(f);
+	free(line);
+	saved_run_free(sr);
+	return EXIT_USAGE;
+}
+
+/* --compare OTHER: pid:PID[,PID], tid:TID, pg[:TARGET], or a saved -j file. */
+static int resolve_other(struct side *side, const char *other, const struct stat_cmd *c)
 {
 	struct target_opts o = { 0 };
+	struct target *t = &side->t;
+	int ret;
 
 	if (!strncmp(other, "pid:", 4)) {
 		o.pids = other + 4;
@@ -921,12 +1140,18 @@ static int resolve_other(struct target *t, const char *other)
 	} else if (!strcmp(other, "pg") || !strncmp(other, "pg:", 3)) {
 		o.pg_set = true;
 		o.pg = other[2] == ':' && other[3] ? other + 3 : NULL;
+	} else if (access(other, F_OK) == 0) {
+		return saved_run_load(other, c, &side->saved, &side->desc);
 	} else {
-		error("cannot compare with '%s'", other);
-		hint("--compare pid:PID[,PID], tid:TID or pg:[DATADIR|PORT|PID]");
+		error("cannot compare with '%s': not a target nor a file", other);
+		hint("--compare pid:PID[,PID], tid:TID, pg:[DATADIR|PORT|PID], or a file saved "
+		     "with 'dbtap -j stat ... > FILE'");
 		return EXIT_USAGE;
 	}
-	return target_resolve(t, &o, true);
+	ret = target_resolve(t, &o, true);
+	if (!ret)
+		side->desc = strdup(target_describe(t));
+	return ret;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -1024,10 +1249,9 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	sides[0].desc = strdup(target_describe(&sides[0].t));
 	if (c.compare) {
-		ret = resolve_other(&sides[1].t, c.compare);
+		ret = resolve_other(&sides[1], c.compare, &c);
 		if (ret)
 			goto out;
-		sides[1].desc = strdup(target_describe(&sides[1].t));
 		nsides = 2;
 	}
 
@@ -1035,6 +1259,8 @@ int cmd_stat(int argc, char **argv)
 	for (int i = 0; i < nsides; i++) {
 		const int *err;
 		int counted;
+		if (sides[i].saved)
+			continue;
 		if (per_stmt) {
 			ret = stat_probe_open(&sides[i].probe, &sides[i].t, c.per == PER_QUERY,
 					      c.evs, c.nev);
@@ -1059,7 +1285,7 @@ int cmd_stat(int argc, char **argv)
 
 	struct runloop rl;
 	for (int i = 0; i < nsides; i++)
-		if (!per_stmt)
+		if (!per_stmt && !sides[i].saved)
 			counter_set_enable(&sides[i].cs);
 	runloop_init(&rl, c.interval, c.duration);
 	/* on stderr, once everything is attached: scripts wait for this line */
@@ -1078,7 +1304,8 @@ int cmd_stat(int argc, char **argv)
 					  seconds, last);
 		} else {
 			for (int i = 0; i < nsides; i++)
-				counter_set_read(&sides[i].cs);
+				if (!sides[i].saved)
+					counter_set_read(&sides[i].cs);
 			report_counters(&c, sides, nsides, last ? "total" : "interval", t_s, seconds,
 					last);
 		}
@@ -1093,6 +1320,7 @@ out:
 		if (sides[i].cs_init)
 			counter_set_free(&sides[i].cs);
 		stat_probe_destroy(sides[i].probe);
+		saved_run_free(sides[i].saved);
 		qtable_free(&sides[i].prev);
 		target_free(&sides[i].t);
 		free(sides[i].desc);

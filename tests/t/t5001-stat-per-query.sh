@@ -123,6 +123,25 @@ assert r[\"compare\"][\"target\"] == \"pid $bpid2\" and r[\"target\"] == \"pid $
 " <cmp.json
 '
 
+test_expect_success '--compare with a saved --per query run' '
+	stat_start sq.json -p $bpid --per query -e task-clock,page-faults &&
+	mapfile -t a < <(repeat 7 "select 1 as dbtap_saved;") &&
+	session_run 7 s1 "${a[@]}" &&
+	stat_stop &&
+	stat_start lq.json -p $bpid --per query -e task-clock,page-faults --compare sq.json &&
+	mapfile -t b < <(repeat 12 "select 2 as dbtap_saved;") &&
+	session_run 7 s1 "${b[@]}" &&
+	stat_stop &&
+	json_py "
+saved = [json.loads(l) for l in open(\"sq.json\")]
+sr = [l for l in saved if l[\"report\"] == \"total\" and \"dbtap_saved\" in l[\"query\"]][0]
+r = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_saved\" in l[\"query\"]][0]
+assert r[\"calls\"] == 12 and r[\"compare\"][\"calls\"] == 7, r
+assert r[\"compare\"][\"events\"][\"task-clock\"] == sr[\"events\"][\"task-clock\"], (r, sr)
+assert r[\"compare\"][\"target\"].startswith(\"saved run sq.json\"), r
+" <lq.json
+'
+
 # Waits until backend $1 sleeps in pg_sleep (seen from another connection).
 wait_pg_sleep() {
 	for i in $(seq 1 200); do

@@ -1,0 +1,65 @@
+#!/bin/bash
+test_description='dbtap stat --compare: a second target, or a saved -j run, side by side'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/stat.sh
+
+test_expect_success 'two processes at once: each its own faults, B/A their ratio' '
+	wl_start a 1000 && a_pid=$wl_pid &&
+	wl_start b 3000 && b_pid=$wl_pid &&
+	stat_start ab.json -e page-faults,task-clock -p $a_pid --compare pid:$b_pid &&
+	kill -USR1 $a_pid $b_pid &&
+	wait_for_line a.out "^touched" && wait_for_line b.out "^touched" &&
+	stat_stop &&
+	json_py "
+a = d[\"events\"][\"page-faults\"][\"value\"]
+b = d[\"compare\"][\"events\"][\"page-faults\"][\"value\"]
+assert 1000 <= a <= 1064 and 3000 <= b <= 3064, (a, b)
+assert d[\"target\"] == \"pid $a_pid\" and d[\"compare\"][\"target\"] == \"pid $b_pid\", d
+# JSON numbers carry 6 significant digits
+assert abs(d[\"compare\"][\"ratio\"][\"page-faults\"] - b / a) < 1e-5 * b / a, d
+" <ab.json &&
+	kill $a_pid $b_pid
+'
+
+test_expect_success 'a saved run: its figures as saved, B/A of per-second rates' '
+	wl_start s 2000 &&
+	stat_start saved.json -e page-faults,task-clock -p $wl_pid &&
+	kill -USR1 $wl_pid && wait_for_line s.out "^touched" &&
+	stat_stop && kill $wl_pid &&
+	wl_start l 500 &&
+	stat_start live.json -e page-faults,task-clock,cpu-clock -p $wl_pid --compare saved.json &&
+	kill -USR1 $wl_pid && wait_for_line l.out "^touched" &&
+	stat_stop && kill $wl_pid &&
+	json_py "
+saved = [json.loads(l) for l in open(\"saved.json\")][-1]
+c = d[\"compare\"]
+sv = saved[\"events\"][\"page-faults\"][\"value\"]
+assert 2000 <= sv <= 2064, saved
+assert c[\"events\"][\"page-faults\"][\"value\"] == sv, (c, saved)
+assert c[\"target\"] == \"saved run saved.json (pid %d)\" % int(saved[\"target\"].split()[1]), c
+lv = d[\"events\"][\"page-faults\"][\"value\"]
+assert 500 <= lv <= 564, d
+want = (sv / saved[\"seconds\"]) / (lv / d[\"seconds\"])
+# JSON numbers carry 6 significant digits
+assert abs(c[\"ratio\"][\"page-faults\"] - want) < 1e-5 * want, (c[\"ratio\"], want)
+# an event the saved run did not count is not invented
+cc = c[\"events\"][\"cpu-clock\"]
+assert cc[\"counted\"] is False and cc[\"value\"] is None, cc
+assert cc[\"reason\"] == \"not in the saved run\", cc
+assert c[\"ratio\"][\"cpu-clock\"] is None, c
+" <live.json
+'
+
+test_expect_success 'saved runs of another kind, or not JSON, are refused' '
+	wl_start r spin &&
+	echo "not json" >bad.json &&
+	test_expect_code 2 dbtap stat -p $wl_pid --compare bad.json 2>e1 &&
+	test_grep "line 1 is not JSON" e1 &&
+	test_expect_code 2 dbtap stat -p $wl_pid --per query --compare saved.json 2>e2 &&
+	test_grep "holds no --per query total" e2 &&
+	test_expect_code 2 dbtap stat -p $wl_pid --per thread --compare pid:$wl_pid 2>e3 &&
+	test_grep "not --per thread" e3 &&
+	kill $wl_pid
+'
+
+test_done
