@@ -409,9 +409,16 @@ void perf_event_strerror(const struct perf_event_desc *ev, int err, char *reason
 	case EPERM: {
 		int p = read_paranoid();
 		snprintf(reason, rlen, "permission denied");
-		snprintf(hintbuf, hlen, "kernel.perf_event_paranoid is %d: run as root (or with "
-			 "CAP_PERFMON), or lower it: sysctl kernel.perf_event_paranoid=%d", p,
-			 ev->attr.exclude_kernel ? 1 : -1);
+		if (p >= 2 && !ev->attr.exclude_kernel)
+			/* perf's advice: at 2 only user space may be counted without privileges */
+			snprintf(hintbuf, hlen, "kernel.perf_event_paranoid is %d: without "
+				 "privileges only user space can be counted: add :u ('%s:u'), run "
+				 "as root (or with CAP_PERFMON), or allow kernel counts: sysctl "
+				 "kernel.perf_event_paranoid=1", p, ev->name);
+		else
+			snprintf(hintbuf, hlen, "kernel.perf_event_paranoid is %d: run as root (or "
+				 "with CAP_PERFMON), or lower it: sysctl kernel.perf_event_paranoid=%d",
+				 p, p > 0 ? p - 1 : -1);
 		break;
 	}
 	case EMFILE:

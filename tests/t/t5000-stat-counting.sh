@@ -137,6 +137,36 @@ assert d[\"seconds\"] < 30, d
 " <ex.json
 '
 
+test_expect_success '-t: a thread that exits ends the run with its counts' '
+	"$WORKLOADS/pagetouch" 300 >tx.out &
+	tx_pid=$! &&
+	wait_for_line tx.out "^ready" &&
+	stat_start tx.json -e page-faults -t $tx_pid -d 30 &&
+	kill -USR1 $tx_pid &&
+	wait_for_line tx.out "^touched" &&
+	kill $tx_pid &&
+	wait $stat_pid &&
+	test_grep "thread $tx_pid of pid $tx_pid has exited" tx.json.err &&
+	json_py "assert 300 <= d[\"events\"][\"page-faults\"][\"value\"] <= 364, d" <tx.json
+'
+
+test_expect_success 'an unprivileged user: kernel counts refused with the paranoid hint, :u works' '
+	runuser -u nobody -- sleep 30 &
+	ru=$! &&
+	test_atexit "kill $ru" &&
+	for i in $(seq 1 50); do np=$(pgrep -P $ru sleep) && break; sleep 0.05; done &&
+	test -n "$np" &&
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid) &&
+	if [ "$paranoid" -ge 2 ]; then
+		test_expect_code 1 dbtap_as nobody stat -e task-clock -p $np -d 0.1 2>np.err &&
+		test_grep "error: event .task-clock.: permission denied" np.err &&
+		test_grep "hint: kernel.perf_event_paranoid is $paranoid: without privileges only user space" np.err
+	fi &&
+	dbtap_as nobody -j stat -e task-clock:u,page-faults:u -p $np -d 0.1 >npu.json &&
+	json_py "assert d[\"events\"][\"page-faults:u\"][\"counted\"], d" <npu.json &&
+	kill $ru
+'
+
 test_expect_success '--per query on a program without USDT probes says so' '
 	wl_start nousdt spin &&
 	test_expect_code 1 dbtap stat --per query -e task-clock -p $wl_pid -d 1 2>nu.err &&
