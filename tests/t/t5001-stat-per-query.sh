@@ -123,6 +123,21 @@ assert r[\"compare\"][\"target\"] == \"pid $bpid2\" and r[\"target\"] == \"pid $
 " <cmp.json
 '
 
+test_expect_success '-i: interval reports count each call once, the final report all' '
+	stat_start iv.json -p $bpid --per query -e task-clock -i 0.1 &&
+	for i in 1 2 3 4 5 6; do
+		session_run 7 s1 "select $i as dbtap_iv;" && sleep 0.1 || return 1
+	done &&
+	stat_stop &&
+	json_py "
+iv = sum(l[\"calls\"] for l in lines if l[\"report\"] == \"interval\" and \"dbtap_iv\" in l[\"query\"])
+tot = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_iv\" in l[\"query\"]]
+assert len(tot) == 1 and tot[0][\"calls\"] == 6, tot
+assert 1 <= iv <= 6, iv
+assert sum(1 for l in lines if l[\"report\"] == \"interval-summary\") >= 2, lines
+" <iv.json
+'
+
 test_expect_success '--compare with a saved --per query run' '
 	stat_start sq.json -p $bpid --per query -e task-clock,page-faults &&
 	mapfile -t a < <(repeat 7 "select 1 as dbtap_saved;") &&
