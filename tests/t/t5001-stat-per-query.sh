@@ -138,6 +138,25 @@ assert sum(1 for l in lines if l[\"report\"] == \"interval-summary\") >= 2, line
 " <iv.json
 '
 
+test_expect_success '--pg --per process: one report per process, typed; later backends in the postmaster'"'"'s' '
+	stat_start pp.json --pg="$PGDATA" --per process -e task-clock,page-faults &&
+	psql -XAtq -c "select count(*) from generate_series(1, 100000)" >/dev/null &&
+	session_run 7 s1 "select 1;" &&
+	stat_stop &&
+	json_py "
+tot = [l for l in lines if l[\"report\"] == \"total\"]
+by = {l[\"pid\"]: l for l in tot}
+assert by[$bpid][\"type\"] == \"client backend\", by[$bpid]
+pm = by[$PG_PID]
+assert pm[\"type\"].startswith(\"postmaster\"), pm
+# the psql started after attach ran in a backend forked from the postmaster: its work
+# (100 000 rows, a fresh process) is in the postmaster row
+assert pm[\"events\"][\"page-faults\"][\"value\"] > 100, pm
+types = {l[\"type\"] for l in tot}
+assert \"checkpointer\" in types, types
+" <pp.json
+'
+
 test_expect_success '--compare with a saved --per query run' '
 	stat_start sq.json -p $bpid --per query -e task-clock,page-faults &&
 	mapfile -t a < <(repeat 7 "select 1 as dbtap_saved;") &&
