@@ -416,11 +416,30 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 				json_object_end(&j);
 				json_flush_line(&j, stdout);
 			} else {
-				printf("\n %s %d%s%s%s%s (%.2f s):\n\n",
-				       cu->tid ? "thread" : "pid", cu->tid ? cu->tid : cu->pid,
-				       ty ? " " : "", ty ? ty : "", cu->gone ? ", exited" : "",
-				       cu->tid ? "" : "", seconds);
-				print_figures_text(c, &f);
+				/* a table: one row per process or thread, one column per event */
+				if (u == 0) {
+					printf("\n Performance counter stats per %s, %s (%.2f s):\n\n",
+					       per_names[c->per], s->desc, seconds);
+					printf(" %8s", c->per == PER_THREAD ? "TID" : "PID");
+					for (int e = 0; e < c->nev; e++) {
+						char h[PERF_EVENT_NAME_MAX + 8];
+						snprintf(h, sizeof(h), "%s%s", c->evs[e].name,
+							 counter_event_is_clock(&c->evs[e]) ? "(ms)" : "");
+						printf(" %16.16s", h);
+					}
+					printf("  %s\n", s->t.kind == TARGET_PG ? "TYPE" : "");
+				}
+				printf(" %8d", cu->tid ? cu->tid : cu->pid);
+				for (int e = 0; e < c->nev; e++) {
+					char num[64];
+					if (!f.counted[e])
+						printf(" %16s", f.err[e] ? "<not supported>" : "<not counted>");
+					else if (counter_event_is_clock(&c->evs[e]))
+						printf(" %16.2f", f.val[e] / 1e6);
+					else
+						printf(" %16s", fmt_count(f.val[e], num, sizeof(num)));
+				}
+				printf("  %s%s\n", ty ? ty : "", cu->gone ? " (exited)" : "");
 			}
 		}
 		json_release(&j);
