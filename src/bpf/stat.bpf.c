@@ -274,7 +274,9 @@ int BPF_USDT(query_start, const char *query)
 	/* bpf_loop: the verifier checks the step once, not once per byte */
 	bpf_loop(STAT_TEXT_MAX, hash_step, &hc, 0);
 	key = stathash_final(&hc.sh);
-	bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
+	/* a lookup is lock-free; the update takes the bucket lock even when it fails */
+	if (!bpf_map_lookup_elem(&texts, &key))
+		bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
 	run_start(s, key);
 	return 0;
 }
