@@ -190,6 +190,16 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 		}
 		p->fig[e] = p->nctr - 1;
 	}
+	for (int e = 0; e < nev; e++) {
+		if (p->err[e] == EACCES || p->err[e] == EPERM) {
+			/* per-CPU counters and BPF programs need privileges, whatever the event */
+			error("--per needs privileges: per-CPU counters and BPF programs");
+			hint("run as root (or with CAP_PERFMON and CAP_BPF); plain counting of "
+			     "your own processes works without: drop --per");
+			stat_probe_destroy(p);
+			return EXIT_FAIL;
+		}
+	}
 	if (!stat_probe_counted(p)) {
 		*out = p; /* the caller reports every event's reason */
 		return 0;

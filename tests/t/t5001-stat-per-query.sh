@@ -235,6 +235,12 @@ assert r[\"events\"][\"task-clock\"][\"counted\"] and r[\"events\"][\"task-clock
 	'
 fi
 
+test_expect_success '--per as the cluster'"'"'s own unprivileged user: refused with a hint' '
+	test_expect_code 1 dbtap_as postgres stat --per query --pg="$PGDATA" -e task-clock -d 0.2 2>up.err &&
+	test_grep "error: --per needs privileges" up.err &&
+	test_grep "hint: run as root" up.err
+'
+
 test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are gone' '
 	stat_start n.json --pg="$PGDATA" --per query -e task-clock &&
 	bpf_progs_of $stat_pid >progs &&
