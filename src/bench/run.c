@@ -57,6 +57,11 @@ int bench_env_init(struct bench_env *e, enum bench_workload w, int threads, doub
 	struct elf_file *ef;
 
 	memset(e, 0, sizeof(*e));
+	if (!bench_sites_available()) {
+		error("dbtap bench is not available on this architecture");
+		hint("its probe sites are x86-64 assembly (src/bench/sites.S)");
+		return -1;
+	}
 	e->workload = w;
 	e->threads = threads;
 	e->duration_s = duration_s;

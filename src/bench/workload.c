@@ -14,6 +14,7 @@
 #include "bench/workload.h"
 #include "util/error.h"
 
+#ifdef __x86_64__
 /* sites.S */
 void bench_fn_nop(uint64_t);
 void bench_fn_push(uint64_t);
@@ -23,20 +24,31 @@ void bench_fn_usdt(uint64_t);
 void bench_fn_usdt_sema(uint64_t);
 void bench_fn_syscall(uint64_t);
 extern volatile uint64_t bench_watched;
+#define SITE(fn) fn
+#else
+/* The sites are x86-64 assembly; elsewhere bench says it is not available. */
+static volatile uint64_t bench_watched;
+#define SITE(fn) NULL
+#endif
 
 static const struct {
 	const char *symbol;
 	const char *usdt;
 	void (*fn)(uint64_t);
 } sites[SITE_MAX] = {
-	[SITE_NOP]       = { "bench_fn_nop", NULL, bench_fn_nop },
-	[SITE_PUSH]      = { "bench_fn_push", NULL, bench_fn_push },
-	[SITE_NOP5]      = { "bench_fn_nop5", NULL, bench_fn_nop5 },
-	[SITE_STORE]     = { "bench_fn_store", NULL, bench_fn_store },
-	[SITE_USDT]      = { "bench_fn_usdt", "site", bench_fn_usdt },
-	[SITE_USDT_SEMA] = { "bench_fn_usdt_sema", "sema_site", bench_fn_usdt_sema },
-	[SITE_SYSCALL]   = { "bench_fn_syscall", NULL, bench_fn_syscall },
+	[SITE_NOP]       = { "bench_fn_nop", NULL, SITE(bench_fn_nop) },
+	[SITE_PUSH]      = { "bench_fn_push", NULL, SITE(bench_fn_push) },
+	[SITE_NOP5]      = { "bench_fn_nop5", NULL, SITE(bench_fn_nop5) },
+	[SITE_STORE]     = { "bench_fn_store", NULL, SITE(bench_fn_store) },
+	[SITE_USDT]      = { "bench_fn_usdt", "site", SITE(bench_fn_usdt) },
+	[SITE_USDT_SEMA] = { "bench_fn_usdt_sema", "sema_site", SITE(bench_fn_usdt_sema) },
+	[SITE_SYSCALL]   = { "bench_fn_syscall", NULL, SITE(bench_fn_syscall) },
 };
+
+bool bench_sites_available(void)
+{
+	return sites[SITE_NOP].fn != NULL;
+}
 
 const char *bench_site_symbol(enum bench_site site) { return sites[site].symbol; }
 const char *bench_site_usdt(enum bench_site site) { return sites[site].usdt; }

@@ -26,6 +26,8 @@ enum bench_workload {
 #define BENCH_MAX_THREADS 64
 #define BENCH_USDT_PROVIDER "dbtap_bench"
 
+/* Whether this architecture has the sites (x86-64 only). */
+bool bench_sites_available(void);
 /* The symbol of a site's function in dbtap's own binary ("bench_fn_nop"). */
 const char *bench_site_symbol(enum bench_site site);
 /* USDT name of a USDT site ("site", "sema_site"), NULL for the others. */

@@ -151,7 +151,8 @@ static double vs_bpftrace(const struct bench_row *rows, int n, const struct benc
 
 static double loss_pct(const struct bench_row *r, const struct bench_row *base)
 {
-	return (1 - base->ns_median / r->ns_median) * 100;
+	/* paired with the baseline run of the same repeat, like the other ratios */
+	return (1 - 1 / paired_ratio(r, base)) * 100;
 }
 
 static void print_config(const struct opts *o, const char *btver)
