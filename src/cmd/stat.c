@@ -113,6 +113,7 @@ static int side_open_counters(struct side *s, const struct stat_cmd *c)
 {
 	struct target *t = &s->t;
 	bool per_thread = c->per == PER_THREAD;
+	int r;
 
 	counter_set_init(&s->cs, c->evs, c->nev);
 	s->cs_init = true;
@@ -120,26 +121,34 @@ static int side_open_counters(struct side *s, const struct stat_cmd *c)
 	case TARGET_TID:
 		return counter_set_add_thread(&s->cs, t->tid) ? EXIT_FAIL : 0;
 	case TARGET_PIDS:
-		for (int i = 0; i < t->npids; i++)
-			if (counter_set_add_process(&s->cs, t->pids[i], per_thread))
+		for (int i = 0; i < t->npids; i++) {
+			r = counter_set_add_process(&s->cs, t->pids[i], per_thread);
+			if (r > 0) {
+				error("process %d exited before its counters could be opened",
+				      t->pids[i]);
+				hint("check the pid with 'dbtap pg' or ps");
+			}
+			if (r)
 				return EXIT_FAIL;
+		}
 		return 0;
 	case TARGET_PG:
 		/* the postmaster's inherited counters take every process forked from now on */
-		if (counter_set_add_process(&s->cs, t->pg.postmaster, per_thread))
+		r = counter_set_add_process(&s->cs, t->pg.postmaster, per_thread);
+		if (r > 0) {
+			error("the postmaster (pid %d) is gone", t->pg.postmaster);
+			hint("'dbtap pg' lists the clusters running now");
+		}
+		if (r)
 			return EXIT_FAIL;
 		pg_cluster_refresh_procs(&t->pg);
 		for (int i = 0; i < t->pg.nprocs; i++) {
 			pid_t pid = t->pg.procs[i].pid;
-			if (pid == t->pg.postmaster || !proc_exists(pid))
+			if (pid == t->pg.postmaster)
 				continue;
-			int before = s->cs.nunits;
-			if (counter_set_add_process(&s->cs, pid, per_thread)) {
-				/* one that exits while its siblings are opened is not an error */
-				if (proc_exists(pid))
-					return EXIT_FAIL;
-				s->cs.nunits = before;
-			}
+			/* one that exits while its siblings are opened (1) is not an error */
+			if (counter_set_add_process(&s->cs, pid, per_thread) < 0)
+				return EXIT_FAIL;
 		}
 		return 0;
 	default:

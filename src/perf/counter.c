@@ -67,6 +67,21 @@ void counter_set_free(struct counter_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void counter_set_drop_last(struct counter_set *s)
+{
+	struct counter_unit *cu;
+
+	if (!s->nunits)
+		return;
+	cu = &s->units[--s->nunits];
+	for (int i = 0; i < cu->nthreads * s->nev; i++)
+		if (cu->fds[i] >= 0)
+			close(cu->fds[i]);
+	free(cu->fds);
+	free(cu->prev);
+	free(cu->cur);
+}
+
 static struct counter_unit *unit_new(struct counter_set *s, pid_t pid, pid_t tid, int nthreads)
 {
 	struct counter_unit *nu = realloc(s->units, (s->nunits + 1) * sizeof(*nu));
@@ -147,9 +162,7 @@ int counter_set_add_process(struct counter_set *s, pid_t pid, bool per_thread)
 
 	if (n <= 0) {
 		free(tids);
-		error("process %d does not exist", pid);
-		hint("check the pid with 'dbtap pg' or ps");
-		return -1;
+		return 1;
 	}
 	if (per_thread) {
 		for (int i = 0; i < n; i++) {
@@ -164,7 +177,7 @@ int counter_set_add_process(struct counter_set *s, pid_t pid, bool per_thread)
 				return -1;
 			}
 			if (r > 0) /* a thread that exited meanwhile is not an error */
-				s->nunits--, free(cu->fds), free(cu->prev), free(cu->cur);
+				counter_set_drop_last(s);
 		}
 		free(tids);
 		return 0;
@@ -185,9 +198,8 @@ int counter_set_add_process(struct counter_set *s, pid_t pid, bool per_thread)
 	}
 	free(tids);
 	if (!alive) {
-		error("process %d exited before its counters could be opened", pid);
-		hint("check the pid with 'dbtap pg' or ps");
-		return -1;
+		counter_set_drop_last(s);
+		return 1;
 	}
 	return 0;
 }

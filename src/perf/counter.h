@@ -48,9 +48,12 @@ void counter_set_free(struct counter_set *s);
  * Opens every event on every thread of pid, disabled, with inherit so threads and
  * children created later are counted too. per_thread: one unit per thread instead of
  * one for the process. An event the machine cannot count gets its errno in s->err and
- * is skipped; 0, or -1 with an error printed (the process is gone, out of fds).
+ * is skipped. 0; 1 when the process is gone (nothing printed: a backend exiting while
+ * a cluster's are opened is no error); -1 with an error printed (out of fds).
  */
 int counter_set_add_process(struct counter_set *s, pid_t pid, bool per_thread);
+/* Closes and forgets the unit added last. */
+void counter_set_drop_last(struct counter_set *s);
 int counter_set_add_thread(struct counter_set *s, pid_t tid);
 /* Enables every counter at once, so all start in the same instant. */
 void counter_set_enable(struct counter_set *s);
