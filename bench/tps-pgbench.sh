@@ -30,6 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT
+trap 'exit 143' TERM
 . "$ROOT/tests/lib/pg.sh"
 
 pg_start bench "autovacuum = off" || exit 1
@@ -66,7 +67,7 @@ run_mode() {
 		pid=$!
 		ready='^tracing' ;;
 	bpftrace)
-		bpftrace tps.bt >"t.bpftrace.out" 2>&1 &
+		bpftrace -B line tps.bt >"t.bpftrace.out" 2>&1 &
 		pid=$!
 		ready='^attached' ;;
 	esac
@@ -129,7 +130,7 @@ def measure(cmd, ready):
 
 tools = [("dbtap tps --per-backend", [dbtap, "tps", "--pg", pgdata, "--per-backend"], "tracing")]
 if have_bpftrace:
-    tools.append(("bpftrace, same probes", ["bpftrace", "tps.bt"], "attached"))
+    tools.append(("bpftrace, same probes", ["bpftrace", "-B", "line", "tps.bt"], "attached"))
 print("%-24s %18s %14s" % ("tool", "start->attached ms", "peak RSS MiB"))
 for name, cmd, ready in tools:
     runs = [measure(cmd, ready) for _ in range(5)]
