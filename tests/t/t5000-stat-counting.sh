@@ -121,6 +121,16 @@ test_expect_success 'bad input: unknown events with suggestions, bad modifiers, 
 	test_grep "cannot compare with .nonsense." e9
 '
 
+test_expect_success 'SIGTERM ends the run like Ctrl-C: the final report, exit 0' '
+	wl_start term 200 &&
+	stat_start term.json -e page-faults -p $wl_pid &&
+	kill -USR1 $wl_pid && wait_for_line term.out "^touched" &&
+	kill -TERM $stat_pid &&
+	wait $stat_pid &&
+	json_py "assert d[\"report\"] == \"total\" and 200 <= d[\"events\"][\"page-faults\"][\"value\"] <= 264, d" <term.json &&
+	kill $wl_pid
+'
+
 test_expect_success 'a process that exits: counts up to its exit, then the report' '
 	"$WORKLOADS/pagetouch" 400 >ex.out &
 	ex_pid=$! &&
