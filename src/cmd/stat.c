@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"                       branches, branch-misses, cache-references, cache-misses,\n"
 		"                       L1-dcache-load-misses, dTLB-load-misses, iTLB-load-misses,\n"
 		"                       rNNNN (raw), PMU names libpfm4 knows; :u :k modifiers\n"
-		"                       (default: %s)\n"
+		"                       (default: task-clock, context-switches, cpu-migrations,\n"
+		"                       page-faults, cycles, instructions, branches, branch-misses)\n"
 		"      --per WHAT       process, thread: a report per process or thread;\n"
 		"                       query, transaction: counts per statement (USDT)\n"
 		"  -i, --interval SECS  a report every SECS, with the figures of that interval\n"
@@ -49,8 +50,7 @@ static void usage(FILE *f)
 		"                       pid:PID[,PID], tid:TID, pg:[TARGET], or FILE: a run\n"
 		"                       saved with 'dbtap -j stat ... > FILE'\n"
 		"      --top N          statements printed per report (default 10; -j: all)\n"
-		"  -j, --json           one JSON object per report line\n",
-		perf_event_defaults);
+		"  -j, --json           one JSON object per report line\n");
 }
 
 struct stat_cmd {
