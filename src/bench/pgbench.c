@@ -249,6 +249,28 @@ struct pg_row {
 	int n;
 };
 
+/*
+ * The median over repeats of 1 - tps / untraced tps of the same repeat: the runs of
+ * one repeat follow each other, so drift of the machine between repeats cancels.
+ */
+static double paired_loss(const struct pg_row *row, const struct pg_row *base)
+{
+	int n = row->n < base->n ? row->n : base->n;
+	double v[64];
+
+	if (n <= 0)
+		return NAN;
+	for (int i = 0; i < n; i++)
+		v[i] = (1 - row->tps[i] / base->tps[i]) * 100;
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && v[b] < v[b - 1]; b--) {
+			double t = v[b];
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int pgbench_compare(const struct pgbench_opts *o)
 {
 	struct pg_cluster cl;
@@ -259,6 +281,11 @@ int pgbench_compare(const struct pgbench_opts *o)
 	bool interrupted = false;
 	FILE *f;
 
+	if (o->repeats > 64) {
+		error("bad repeat count '%d' for bench pgbench", o->repeats);
+		hint("at most 64 pgbench runs per tracer");
+		return EXIT_USAGE;
+	}
 	rc = pg_cluster_resolve(o->pg_set ? o->pg : NULL, &cl);
 	if (rc)
 		return rc;
@@ -332,9 +359,6 @@ int pgbench_compare(const struct pgbench_opts *o)
 		}
 	}
 
-	double base = NAN;
-	if (rows[0].n > 0)
-		base = rows[0].tps[0];
 	if (!global.json && rc == EXIT_OK)
 		printf("%-16s %10s %8s %8s  %s\n", "tracer", "tps", "loss", "spread", "transactions");
 	for (int i = 0; i < NTRACERS && rc == EXIT_OK; i++) {
@@ -352,8 +376,6 @@ int pgbench_compare(const struct pgbench_opts *o)
 				}
 			med = row->n % 2 ? v[row->n / 2] : (v[row->n / 2 - 1] + v[row->n / 2]) / 2;
 			spread = (v[row->n - 1] - v[0]) / med * 100;
-			if (i == 0)
-				base = med;
 		}
 		if (row->available && row->n == 0)
 			continue;
@@ -372,7 +394,7 @@ int pgbench_compare(const struct pgbench_opts *o)
 				json_double(&j, "spread_pct", spread);
 				json_uint(&j, "transactions", row->xacts);
 				if (i)
-					json_double(&j, "loss_pct", (1 - med / base) * 100);
+					json_double(&j, "loss_pct", paired_loss(row, &rows[0]));
 				else
 					json_null(&j, "loss_pct");
 			}
@@ -384,7 +406,7 @@ int pgbench_compare(const struct pgbench_opts *o)
 		} else {
 			char loss[32] = "-";
 			if (i)
-				snprintf(loss, sizeof(loss), "%.1f%%", (1 - med / base) * 100);
+				snprintf(loss, sizeof(loss), "%.1f%%", paired_loss(row, &rows[0]));
 			printf("%-16s %10.1f %8s %7.1f%%  %llu\n", tracers[i].name, med, loss, spread,
 			       row->xacts);
 		}
