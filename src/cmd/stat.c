@@ -424,6 +424,13 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 				json_figures(&j, "events", c, &f);
 				json_object_end(&j);
 				json_flush_line(&j, stdout);
+			} else if (c->nev > 4) {
+				/* too many columns for a table under 100 columns: blocks */
+				printf("\n %s %d%s%s%s (%.2f s):\n\n",
+				       cu->tid ? "thread" : "pid", cu->tid ? cu->tid : cu->pid,
+				       ty ? " " : "", ty ? ty : "", cu->gone ? ", exited" : "",
+				       seconds);
+				print_figures_text(c, &f);
 			} else {
 				/* a table: one row per process or thread, one column per event */
 				if (u == 0) {
