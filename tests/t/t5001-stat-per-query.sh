@@ -138,6 +138,21 @@ assert sum(1 for l in lines if l[\"report\"] == \"interval-summary\") >= 2, line
 " <iv.json
 '
 
+test_expect_success 'pgbench -C, a new backend per transaction: every statement counted' '
+	echo "select 42 as dbtap_conn;" >conn.sql &&
+	stat_start pc.json --pg="$PGDATA" --per query -e task-clock,page-faults &&
+	pg_bench -n -C -c 2 -t 15 -f conn.sql >pgbench.out 2>&1 &&
+	stat_stop &&
+	done=$(sed -n "s/^number of transactions actually processed: \([0-9]*\).*/\1/p" pgbench.out) &&
+	test "$done" = 30 &&
+	json_py "
+r = [l for l in lines if l[\"report\"] == \"total\" and \"dbtap_conn\" in l[\"query\"]]
+assert len(r) == 1 and r[0][\"calls\"] == $done, r
+# a fresh backend faults its pages in: the counters followed each one from its start
+assert r[0][\"events\"][\"page-faults\"][\"calls_counted\"] == $done, r
+" <pc.json
+'
+
 test_expect_success '--pg --per process: one report per process, typed; later backends in the postmaster'"'"'s' '
 	stat_start pp.json --pg="$PGDATA" --per process -e task-clock,page-faults &&
 	psql -XAtq -c "select count(*) from generate_series(1, 100000)" >/dev/null &&
