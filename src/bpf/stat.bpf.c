@@ -50,10 +50,14 @@ struct {
 	__type(value, char[STAT_TEXT_MAX]);
 } texts SEC(".maps");
 
-/* Sparse log-linear histograms: one entry per (statement, figure, bucket) seen. */
+/*
+ * Sparse log-linear histograms: one entry per (statement, figure, bucket) seen, a
+ * thousand or so per statement with every figure. Allocated as used, not up front.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 262144);
 	__type(key, struct stat_hkey);
 	__type(value, __u64);
 } hists SEC(".maps");
