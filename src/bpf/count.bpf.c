@@ -23,8 +23,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct count_key);
-	__type(value, __u64);
+	__type(value, struct count_val);
 } pid_hits SEC(".maps");
+
+/* Zeroed template for new pid_hits entries (too big for the BPF stack with a title). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct count_val);
+} scratch SEC(".maps");
 
 static __always_inline void hit(__u64 cookie)
 {
@@ -38,15 +46,25 @@ static __always_inline void hit(__u64 cookie)
 		(*v)++;
 	if (by_pid) {
 		struct count_key k = { .probe = idx, .pid = bpf_get_current_pid_tgid() >> 32 };
-		__u64 zero = 0;
+		struct count_val *cv = bpf_map_lookup_elem(&pid_hits, &k);
 
-		v = bpf_map_lookup_elem(&pid_hits, &k);
-		if (!v) {
-			bpf_map_update_elem(&pid_hits, &k, &zero, BPF_NOEXIST);
-			v = bpf_map_lookup_elem(&pid_hits, &k);
+		if (!cv) {
+			/* First hit of this process: keep its title, it may exit before we look. */
+			__u32 zero = 0;
+			struct count_val *tmp = bpf_map_lookup_elem(&scratch, &zero);
+			struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+			unsigned long arg = BPF_CORE_READ(task, mm, arg_start);
+
+			if (!tmp)
+				return;
+			tmp->hits = 0;
+			if (bpf_probe_read_user_str(tmp->title, sizeof(tmp->title), (void *)arg) < 0)
+				tmp->title[0] = '\0';
+			bpf_map_update_elem(&pid_hits, &k, tmp, BPF_NOEXIST);
+			cv = bpf_map_lookup_elem(&pid_hits, &k);
 		}
-		if (v)
-			__sync_fetch_and_add(v, 1);
+		if (cv)
+			__sync_fetch_and_add(&cv->hits, 1);
 	}
 }
 

@@ -39,7 +39,6 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	cp->nprobes = probes->n;
 	cp->ncpus = libbpf_num_possible_cpus();
 	cp->percpu = calloc(cp->ncpus, sizeof(uint64_t));
-	cp->links = calloc(probes->n, sizeof(*cp->links));
 	cp->skel = count__open();
 	if (!cp->skel) {
 		error_errno("cannot open the count BPF program");
@@ -62,11 +61,9 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	}
 	for (int i = 0; i < probes->n; i++) {
 		const struct probe *p = &probes->p[i];
-		cp->links[i] = probe_attach(cp->skel->progs.count_uprobe, cp->skel->progs.count_usdt,
-					    p, attach_pid(t), i);
-		if (!cp->links[i])
+		if (probe_attach(cp->skel->progs.count_uprobe, cp->skel->progs.count_usdt, p,
+				 attach_pid(t), i, false, &cp->links, &cp->nlinks) < 0)
 			goto fail;
-		cp->nlinks++;
 	}
 	return cp;
 fail:
@@ -93,13 +90,13 @@ int count_probe_read(struct count_probe *cp, uint64_t *out)
 	return 0;
 }
 
-int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, uint64_t **vals)
+int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, struct count_val **vals)
 {
 	int fd = bpf_map__fd(cp->skel->maps.pid_hits);
 	int n = 0, cap = 64;
 	struct count_key next, cur, *prev = NULL;
 	struct count_key *k = malloc(cap * sizeof(*k));
-	uint64_t *v = malloc(cap * sizeof(*v));
+	struct count_val *v = malloc(cap * sizeof(*v));
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if (n == cap) {

@@ -14,6 +14,14 @@ struct count_key {
 	__u32 pid;   /* tgid */
 };
 
+#define COUNT_TITLE_LEN 64
+
+/* --by: hits of one process, and its title (argv area) when first seen. */
+struct count_val {
+	__u64 hits;
+	char title[COUNT_TITLE_LEN];
+};
+
 #ifndef __VMLINUX_H__
 #include <stdint.h>
 
@@ -28,7 +36,7 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 /* Cumulative hits per probe (n = probes->n entries into out). 0 or -1. */
 int count_probe_read(struct count_probe *cp, uint64_t *out);
 /* Cumulative hits per (probe, pid) with by_pid; count returned, malloc'd arrays. */
-int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, uint64_t **vals);
+int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, struct count_val **vals);
 int count_probe_nlinks(const struct count_probe *cp);
 void count_probe_destroy(struct count_probe *cp);
 #endif

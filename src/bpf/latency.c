@@ -14,7 +14,7 @@
 
 struct lat_probe {
 	struct latency *skel;
-	struct bpf_link *links[2 * LAT_MAX_PAIRS];
+	struct bpf_link **links;
 	int nlinks, npairs, ncpus;
 	struct lat_hist *percpu;
 	struct ring_buffer *rb;
@@ -28,6 +28,7 @@ void lat_probe_destroy(struct lat_probe *lp)
 		return;
 	for (int i = 0; i < lp->nlinks; i++)
 		bpf_link__destroy(lp->links[i]);
+	free(lp->links);
 	ring_buffer__free(lp->rb);
 	latency__destroy(lp->skel);
 	free(lp->percpu);
@@ -92,16 +93,11 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	for (int i = 0; i < o->npairs; i++) {
 		struct bpf_program *end_usdt = o->query ? lp->skel->progs.query_done :
 							  lp->skel->progs.end_usdt;
-		lp->links[lp->nlinks] = probe_attach(lp->skel->progs.end_uprobe, end_usdt,
-						     &o->ends[i], pid, i);
-		if (!lp->links[lp->nlinks])
+		if (probe_attach(lp->skel->progs.end_uprobe, end_usdt, &o->ends[i], pid, i,
+				 o->query, &lp->links, &lp->nlinks) < 0 ||
+		    probe_attach(lp->skel->progs.start_uprobe, lp->skel->progs.start_usdt,
+				 &o->starts[i], pid, i, false, &lp->links, &lp->nlinks) < 0)
 			goto fail;
-		lp->nlinks++;
-		lp->links[lp->nlinks] = probe_attach(lp->skel->progs.start_uprobe,
-						     lp->skel->progs.start_usdt, &o->starts[i], pid, i);
-		if (!lp->links[lp->nlinks])
-			goto fail;
-		lp->nlinks++;
 	}
 	return lp;
 fail:

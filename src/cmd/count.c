@@ -9,6 +9,7 @@
 
 #include "bpf/count.h"
 #include "cmd/cmd.h"
+#include "pg/cluster.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -33,7 +34,7 @@ struct count_cmd {
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
 	struct count_key *pkeys_prev;
-	uint64_t *pvals_prev;
+	struct count_val *pvals_prev;
 	int npprev;
 	struct pid_type *types;
 	int ntypes;
@@ -153,7 +154,7 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 	return 0;
 }
 
-static const char *type_of(struct count_cmd *c, __u32 pid)
+static const char *type_of(struct count_cmd *c, __u32 pid, const char *title)
 {
 	for (int i = 0; i < c->ntypes; i++)
 		if (c->types[i].pid == pid)
@@ -162,7 +163,12 @@ static const char *type_of(struct count_cmd *c, __u32 pid)
 	struct pid_type *pt = &c->types[c->ntypes++];
 	pt->pid = pid;
 	pt->type[0] = '\0';
-	if (c->t.kind == TARGET_PG)
+	struct pg_title ptitle;
+	/* The title the kernel saw at the first hit survives the process's exit. */
+	if (c->t.kind == TARGET_PG && pid != (__u32)c->t.pg.postmaster && title && title[0] &&
+	    pg_title_parse_full(title, &ptitle) == 0)
+		snprintf(pt->type, sizeof(pt->type), "%s", ptitle.type);
+	else if (c->t.kind == TARGET_PG)
 		snprintf(pt->type, sizeof(pt->type), "%s",
 			 pid == (__u32)c->t.pg.postmaster ? "postmaster" : target_proc_type(&c->t, pid));
 	else
@@ -178,10 +184,10 @@ static bool poll_check(void *arg)
 
 	if (c->by != BY_NONE) {
 		struct count_key *k = NULL;
-		uint64_t *v = NULL;
+		struct count_val *v = NULL;
 		int n = count_probe_read_pids(c->cp, &k, &v);
 		for (int i = 0; i < n; i++)
-			type_of(c, k[i].pid);
+			type_of(c, k[i].pid, v[i].title);
 		free(k);
 		free(v);
 	}
@@ -221,21 +227,21 @@ static int cmp_split(const void *a, const void *b)
 static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 {
 	struct count_key *k = NULL;
-	uint64_t *v = NULL;
+	struct count_val *v = NULL;
 	int n = count_probe_read_pids(c->cp, &k, &v), ns = 0;
 	struct split *s = calloc(n > 0 ? n : 1, sizeof(*s));
 
 	for (int i = 0; i < n; i++) {
-		uint64_t d = v[i];
+		uint64_t d = v[i].hits;
 		if (!summary)
 			for (int j = 0; j < c->npprev; j++)
 				if (c->pkeys_prev[j].probe == k[i].probe && c->pkeys_prev[j].pid == k[i].pid) {
-					d -= c->pvals_prev[j];
+					d -= c->pvals_prev[j].hits;
 					break;
 				}
 		if (!d)
 			continue;
-		const char *type = type_of(c, k[i].pid);
+		const char *type = type_of(c, k[i].pid, v[i].title);
 		if (c->by == BY_TYPE) {
 			int j;
 			for (j = 0; j < ns; j++)

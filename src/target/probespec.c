@@ -1,6 +1,8 @@
 /* Probe specs: parsing, wildcard expansion over ELF symbols and USDT notes, refusals with hints. */
 #include <elf.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +153,10 @@ static struct probe *probe_add(struct probe_list *l, const struct probespec *s, 
 
 void probe_list_free(struct probe_list *l)
 {
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		free(l->p[i].binary);
+		free(l->p[i].sites);
+	}
 	free(l->p);
 	l->p = NULL;
 	l->n = 0;
@@ -166,13 +170,60 @@ static int too_many(const struct probespec *s, int matches, int max)
 	return EXIT_USAGE;
 }
 
+/* The PT_LOAD segments of a file, for ELF address -> file offset. */
+struct segs {
+	GElf_Phdr ph[32];
+	int n;
+};
+
+static void segs_read(const char *path, struct segs *sg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	size_t n;
+
+	sg->n = 0;
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && !elf_getphdrnum(e, &n))
+		for (size_t i = 0; i < n && sg->n < 32; i++)
+			if (gelf_getphdr(e, i, &sg->ph[sg->n]) && sg->ph[sg->n].p_type == PT_LOAD)
+				sg->n++;
+	elf_end(e);
+	close(fd);
+}
+
+static uint64_t segs_offset(const struct segs *sg, uint64_t vaddr)
+{
+	for (int i = 0; i < sg->n; i++)
+		if (vaddr >= sg->ph[i].p_vaddr && vaddr < sg->ph[i].p_vaddr + sg->ph[i].p_filesz)
+			return vaddr - sg->ph[i].p_vaddr + sg->ph[i].p_offset;
+	return 0;
+}
+
+static void add_site(struct probe *p, const struct segs *sg, const struct usdt_note *n)
+{
+	uint64_t off = segs_offset(sg, n->pc);
+
+	if (!off)
+		return;
+	p->sites = realloc(p->sites, (p->nsites + 1) * sizeof(*p->sites));
+	p->sites[p->nsites].offset = off;
+	p->sites[p->nsites].sema_offset = n->semaphore ? segs_offset(sg, n->semaphore) : 0;
+	p->nsites++;
+}
+
 static int resolve_usdt(const struct probespec *s, const char *bin, int max, struct probe_list *out)
 {
 	struct usdt_list ul;
+	struct segs sg;
 	int before = out->n, matches = 0;
 
 	if (usdt_list_read(bin, &ul) < 0)
 		return EXIT_FAIL;
+	segs_read(bin, &sg);
 	if (ul.n == 0) {
 		error("'%s' has no USDT probes: it was built without --enable-dtrace", bin);
 		hint("trace its functions with uprobes instead, e.g. 'uprobe:%s:FUNCTION'", bin);
@@ -187,7 +238,10 @@ static int resolve_usdt(const struct probespec *s, const char *bin, int max, str
 			continue;
 		/* One attach per provider:name: libbpf covers all of its sites. */
 		for (int k = before; k < out->n && !dup; k++)
-			dup = !strcmp(out->p[k].provider, n->provider) && !strcmp(out->p[k].name, n->name);
+			if (!strcmp(out->p[k].provider, n->provider) && !strcmp(out->p[k].name, n->name)) {
+				add_site(&out->p[k], &sg, n);
+				dup = true;
+			}
 		if (dup)
 			continue;
 		matches++;
@@ -196,6 +250,7 @@ static int resolve_usdt(const struct probespec *s, const char *bin, int max, str
 		struct probe *p = probe_add(out, s, bin);
 		snprintf(p->provider, sizeof(p->provider), "%s", n->provider);
 		snprintf(p->name, sizeof(p->name), "%s", n->name);
+		add_site(p, &sg, n);
 	}
 	if (out->n - before < matches) {
 		usdt_list_free(&ul);

@@ -16,6 +16,12 @@ struct probespec {
 	const char *text;
 };
 
+/* One site of a USDT probe, as file offsets (what a plain uprobe attaches to). */
+struct usdt_site {
+	uint64_t offset;      /* the site's instruction */
+	uint64_t sema_offset; /* its semaphore (uprobe ref_ctr_offset), 0 if none */
+};
+
 /* One attach point a spec resolved to. */
 struct probe {
 	enum probe_kind kind;
@@ -24,6 +30,12 @@ struct probe {
 	char name[256];    /* USDT name or function */
 	uint64_t offset;   /* uprobes: file offset of the function's entry */
 	const char *spec;  /* the spec text it came from */
+	/*
+	 * USDT: every site of PROVIDER:NAME, for programs that need no arguments and
+	 * attach a uprobe per site when libbpf cannot parse a site's argument spec.
+	 */
+	struct usdt_site *sites;
+	int nsites;
 };
 
 struct probe_list {
