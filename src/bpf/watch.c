@@ -48,8 +48,9 @@ struct watch_probe *watch_probe_open(const struct watch_opts *o)
 	w->skel->rodata->watch_len = o->len;
 	w->skel->rodata->want_events = o->events;
 	TARGET_FILTER_RODATA(w->skel, o->target);
-	/* 1 MiB of events: ~25k writes between two reads at 50 ms; drops are counted. */
-	bpf_map__set_max_entries(w->skel->maps.events, o->events ? 1 << 20 : 4096);
+	/* 1 MiB by default: ~26k writes between two reads 20 ms apart; drops are counted. */
+	bpf_map__set_max_entries(w->skel->maps.events,
+				 !o->events ? 4096 : o->ring_bytes ? o->ring_bytes : 1 << 20);
 
 	err = watch__load(w->skel);
 	if (err) {

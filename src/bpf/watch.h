@@ -35,6 +35,7 @@ struct watch_opts {
 	enum watch_mode mode;
 	const struct target *target;
 	bool events;                     /* stream every hit through the ring buffer */
+	uint32_t ring_bytes;             /* its size: a power of 2, >= the page size; 0: 1 MiB */
 	/* Called for each event from watch_probe_poll_events(); return non-zero to stop. */
 	int (*on_event)(void *ctx, const struct watch_event *e);
 	void *ctx;

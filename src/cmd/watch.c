@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/watch.h"
 #include "cmd/cmd.h"
@@ -42,6 +43,7 @@ struct watch_cmd {
 	enum by by;
 	int top;
 	bool events;
+	uint32_t ring_bytes;
 	bool poll;
 	double interval, duration;
 
@@ -82,6 +84,7 @@ static void usage(FILE *f)
 		"  --by pid|type        top writers per interval, by process or backend type\n"
 		"  --top N              how many writers to show (default 10)\n"
 		"  --events             print every write: time, pid, type, new value\n"
+		"  --buffer KIB         event ring buffer size (default 1024); drops are counted\n"
 		"  --mode trap|poll     trap: watchpoint (default); poll: read the value every\n"
 		"                       interval, no cost to the target, no attribution\n"
 		"  -j, --json           one JSON object per line\n"
@@ -507,6 +510,7 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		{ "top", required_argument, NULL, 'T' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "buffer", required_argument, NULL, 'B' },
 		{ "layouts", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -561,6 +565,19 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		case 'e':
 			c->events = true;
 			break;
+		case 'B': {
+			char *end;
+			unsigned long kb = strtoul(optarg, &end, 10);
+			long page = sysconf(_SC_PAGESIZE);
+			if (*end || kb * 1024 < (unsigned long)page || kb > 1024 * 1024 || (kb & (kb - 1))) {
+				error("bad --buffer '%s'", optarg);
+				hint("the event ring buffer size in KiB: a power of 2 from %ld to 1048576",
+				     page / 1024);
+				return EXIT_USAGE;
+			}
+			c->ring_bytes = kb * 1024;
+			break;
+		}
 		case 'm':
 			if (!strcmp(optarg, "trap"))
 				c->poll = false;
@@ -703,6 +720,7 @@ static int run(struct watch_cmd *c)
 			.mode = c->loc.mode,
 			.target = &c->t,
 			.events = c->events,
+			.ring_bytes = c->ring_bytes,
 			.on_event = on_event,
 			.ctx = c,
 		};

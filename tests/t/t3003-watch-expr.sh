@@ -49,6 +49,18 @@ assert max(e[\"value\"] for e in ev) == 600
 " <b2.json
 '
 
+test_expect_success '--events with a small ring buffer: printed + dropped = every write' '
+	run_expr b3 plain_counter 100000 1 --events --buffer 4 &&
+	json_py "
+ev = [l for l in lines if l.get(\"event\") == \"write\"]
+assert d[\"total\"] == 100000, d
+assert d[\"dropped\"] > 0 and d[\"events\"] == len(ev), d
+assert len(ev) + d[\"dropped\"] == 100000, (len(ev), d)
+vals = [e[\"value\"] for e in ev]
+assert vals == sorted(vals) and len(set(vals)) == len(vals)
+" <b3.json
+'
+
 test_expect_success 'SYMBOL->FIELD from DWARF, with the length of the field' '
 	run_expr c "stats_ptr->counter" 200 2 &&
 	json_py "assert d[\"total\"] == 400 and d[\"len\"] == 8 and d[\"value\"] == 400, d" <c.json
