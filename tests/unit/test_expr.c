@@ -24,6 +24,19 @@ struct expr_test_struct expr_test_s = { 1, 2, 3 };
 struct expr_test_struct *expr_test_ptr = &expr_test_s;
 struct expr_test_struct *expr_test_null;
 long expr_test_long;
+
+/*
+ * A stand-in for a future server whose layout the table does not know: the debug info
+ * of this binary must then give the offsets (nextXid moved to 16 to tell them apart).
+ */
+struct FutureTransamVariablesData {
+	unsigned int nextOid;
+	unsigned int oidCount;
+	unsigned long moved;
+	unsigned long nextXid;
+};
+struct FutureTransamVariablesData future_transam;
+struct FutureTransamVariablesData *TransamVariables = &future_transam;
 char expr_test_bytes[24];
 
 static void test_parse_forms(void **state)
@@ -196,6 +209,19 @@ static void test_layout_table(void **state)
 	assert_int_equal(loc.size, 4);
 	/* an unknown version without DWARF is refused */
 	assert_int_equal(pg_counter_locate(PG_COUNTER_XID, 19, NULL, &loc), -1);
+
+	/* with DWARF, the binary's own layout wins, for unknown versions too */
+	struct elf_file *ef = self_elf();
+	assert_int_equal(pg_counter_locate(PG_COUNTER_XID, 19, ef, &loc), 0);
+	assert_string_equal(loc.symbol, "TransamVariables");
+	assert_string_equal(loc.field, "nextXid");
+	assert_int_equal(loc.offset, 16);
+	assert_int_equal(loc.size, 8);
+	assert_true(loc.from_dwarf);
+	assert_int_equal(pg_counter_locate(PG_COUNTER_OID, 19, ef, &loc), 0);
+	assert_int_equal(loc.offset, 0);
+	assert_int_equal(loc.size, 4);
+	elf_file_close(ef);
 
 	assert_int_equal(pg_counter_parse("xid"), PG_COUNTER_XID);
 	assert_int_equal(pg_counter_parse("oid"), PG_COUNTER_OID);
