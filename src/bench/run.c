@@ -236,12 +236,14 @@ static int collect(struct bench_env *e, const struct bench_mech *m, enum bench_p
 	return BENCH_OK;
 }
 
-int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
-	      struct bench_sample *s, char *reason, size_t rlen)
+static int run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+	       struct bench_sample *s, bool stats, char *reason, size_t rlen)
 {
+	bool perf = m->attach == ATTACH_WATCHPOINT, handler = p == PROG_HANDLER;
+	uint64_t runs0 = 0, ns0 = 0;
 	struct bench_child c;
 	struct attached a;
-	int ret;
+	int ret, stats_fd = -1;
 
 	memset(s, 0, sizeof(*s));
 	memset(&a, 0, sizeof(a));
@@ -253,6 +255,17 @@ int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p
 	ret = attach(e, m, p, &c, &a, reason, rlen);
 	if (ret != BENCH_OK)
 		goto out;
+	if (stats) {
+		stats_fd = bench_bpf_stats_on(reason, rlen);
+		if (stats_fd < 0) {
+			ret = BENCH_UNAVAILABLE;
+			goto out;
+		}
+		if (bench_bpf_prog_stats(e->bpf, handler, perf, &runs0, &ns0)) {
+			ret = BENCH_FAILED;
+			goto out;
+		}
+	}
 	bench_child_go(&c);
 	if (!run_for(e->duration_s)) {
 		ret = BENCH_INTERRUPTED;
@@ -261,6 +274,15 @@ int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p
 	if (bench_child_stop(&c)) {
 		ret = BENCH_FAILED;
 		goto out;
+	}
+	if (stats) {
+		if (bench_bpf_prog_stats(e->bpf, handler, perf, &s->prog_runs, &s->prog_ns)) {
+			ret = BENCH_FAILED;
+			goto out;
+		}
+		s->prog_runs -= runs0;
+		s->prog_ns -= ns0;
+		s->prog_stats = true;
 	}
 	s->iterations = bench_child_iterations(&c);
 	s->rate = bench_child_rate(&c, true);
@@ -271,7 +293,23 @@ out:
 	/* The workload goes first: no site runs while probes come off. */
 	bench_child_release(&c);
 	detach_all(e, &a);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	return ret;
+}
+
+int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+	      struct bench_sample *s, char *reason, size_t rlen)
+{
+	return run(e, m, p, s, false, reason, rlen);
+}
+
+int bench_run_stats(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+		    struct bench_sample *s, char *reason, size_t rlen)
+{
+	if (p != PROG_HANDLER && p != PROG_EMPTY)
+		return BENCH_FAILED;
+	return run(e, m, p, s, true, reason, rlen);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -304,6 +342,7 @@ void bench_row_finish(struct bench_row *r)
 			r->counted = false;
 	}
 	r->verified = r->counted && r->count == r->iterations;
+	r->stats_verified = r->stats.prog_stats && r->stats.prog_runs == r->stats.iterations;
 	r->ns_median = bench_median(ns, r->n);
 	r->rate_median = bench_median(rate, r->n);
 	r->wall_rate_median = bench_median(wall, r->n);

@@ -63,6 +63,10 @@ struct bench_sample {
 	double rate;
 	double wall_rate;    /* calls per wall-clock second, all threads */
 	double ns;           /* CPU nanoseconds per call, per thread */
+	/* A statistics run (bench_run with stats): the kernel's view of the program. */
+	bool prog_stats;
+	uint64_t prog_runs;  /* times the BPF program ran */
+	uint64_t prog_ns;    /* its total run time */
 };
 
 enum { BENCH_OK = 0, BENCH_UNAVAILABLE = 1, BENCH_FAILED = -1, BENCH_INTERRUPTED = -2 };
@@ -74,6 +78,13 @@ enum { BENCH_OK = 0, BENCH_UNAVAILABLE = 1, BENCH_FAILED = -1, BENCH_INTERRUPTED
  */
 int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
 	      struct bench_sample *s, char *reason, size_t rlen);
+/*
+ * The same with BPF run-time statistics on (handler and empty programs only): how long
+ * the program itself runs per hit, and how often it ran, which must equal the
+ * workload's calls (the empty program counts nothing else). Its timing is not used.
+ */
+int bench_run_stats(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
+		    struct bench_sample *s, char *reason, size_t rlen);
 
 /* A table row: one mechanism with one program, over the repeats. */
 struct bench_row {
@@ -87,6 +98,8 @@ struct bench_row {
 	double ns_median, ns_spread_pct, rate_median, wall_rate_median;
 	uint64_t iterations, count; /* sums over the samples */
 	bool counted, verified;
+	struct bench_sample stats;  /* the statistics run, when stats.prog_stats */
+	bool stats_verified;        /* stats.prog_runs == stats.iterations */
 };
 
 /* Median and spread ((max - min) / median, in %) of the samples' ns and rates. */

@@ -18,7 +18,6 @@ struct bench_bpf {
 	struct bench *skel;
 	struct bpf_link *links[BENCH_MAX_LINKS];
 	int nlinks;
-	int ncpus;
 };
 
 struct bench_bpf *bench_bpf_open(void)
@@ -28,12 +27,6 @@ struct bench_bpf *bench_bpf_open(void)
 
 	if (!b) {
 		error("out of memory");
-		return NULL;
-	}
-	b->ncpus = libbpf_num_possible_cpus();
-	if (b->ncpus <= 0) {
-		error("cannot count the possible cpus");
-		free(b);
 		return NULL;
 	}
 	b->skel = bench__open();
@@ -118,26 +111,52 @@ void bench_bpf_detach(struct bench_bpf *b)
 		bpf_link__destroy(b->links[--b->nlinks]);
 }
 
+/* The handler's slots live in .bss, which libbpf maps into dbtap: read in place. */
 int bench_bpf_count(struct bench_bpf *b, uint64_t *count)
 {
-	uint64_t vals[b->ncpus];
-	uint32_t zero = 0;
+	size_t n = sizeof(b->skel->bss->hits) / sizeof(b->skel->bss->hits[0]);
 
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.hits), &zero, vals))
-		return error_errno("cannot read the bench counter");
 	*count = 0;
-	for (int i = 0; i < b->ncpus; i++)
-		*count += vals[i];
+	for (size_t i = 0; i < n; i++)
+		*count += __atomic_load_n(&b->skel->bss->hits[i], __ATOMIC_RELAXED);
 	return 0;
 }
 
 int bench_bpf_reset(struct bench_bpf *b)
 {
-	uint64_t vals[b->ncpus];
-	uint32_t zero = 0;
+	size_t n = sizeof(b->skel->bss->hits) / sizeof(b->skel->bss->hits[0]);
 
-	memset(vals, 0, sizeof(vals));
-	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.hits), &zero, vals, BPF_ANY))
-		return error_errno("cannot reset the bench counter");
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&b->skel->bss->hits[i], 0, __ATOMIC_RELAXED);
 	return 0;
+}
+
+static struct bpf_program *prog_of(struct bench_bpf *b, bool handler, bool perf)
+{
+	if (perf)
+		return handler ? b->skel->progs.bench_count_perf : b->skel->progs.bench_empty_perf;
+	return handler ? b->skel->progs.bench_count : b->skel->progs.bench_empty;
+}
+
+int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, bool perf, uint64_t *runs,
+			 uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog_of(b, handler, perf)), &info, &len))
+		return error_errno("cannot read the bench program's statistics");
+	*runs = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
+}
+
+int bench_bpf_stats_on(char *reason, size_t rlen)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	if (fd < 0)
+		snprintf(reason, rlen, "cannot enable BPF run-time statistics: %s", strerror(errno));
+	return fd;
 }

@@ -32,4 +32,17 @@ void bench_bpf_detach(struct bench_bpf *b);
 int bench_bpf_count(struct bench_bpf *b, uint64_t *count);
 int bench_bpf_reset(struct bench_bpf *b);
 
+/*
+ * The kernel's run count and run time of one program (perf: the breakpoint variant),
+ * cumulative since load; they only move while statistics are on.
+ */
+int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, bool perf, uint64_t *runs,
+			 uint64_t *ns);
+/*
+ * Turns BPF run-time statistics on for every program (BPF_ENABLE_STATS) until the
+ * returned fd is closed; -1 with the reason. They cost two clock reads per run, so
+ * they stay off while hits are timed.
+ */
+int bench_bpf_stats_on(char *reason, size_t rlen);
+
 #endif

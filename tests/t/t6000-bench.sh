@@ -25,7 +25,16 @@ for r in rows:
         assert set(r) == {"type", "mechanism", "program", "what", "available", "reason"}, r
         assert r["reason"], r
         continue
-    keys = set(r) - {"loss_pct", "vs_empty_pct", "vs_bpftrace"}
+    prog_keys = {"prog_ns", "prog_runs", "prog_iterations", "prog_verified"}
+    if r["program"] in ("handler", "empty"):
+        # the statistics run: the kernel ran the program once per workload call
+        assert prog_keys <= set(r), r
+        assert r["prog_verified"] is True, r
+        assert r["prog_runs"] == r["prog_iterations"] > 0 and r["prog_ns"] > 0, r
+    else:
+        assert not prog_keys & set(r), r
+    assert ("handler_added_pct" in r) == (r["program"] == "handler"), r
+    keys = set(r) - {"loss_pct", "vs_empty_pct", "vs_bpftrace", "handler_added_pct"} - prog_keys
     assert keys == row_keys, (sorted(keys ^ row_keys), r)
     assert r["iterations"] > 0 and r["samples"] == cfg["repeats"], r
     assert r["events_per_sec"] > 0 and r["wall_events_per_sec"] > 0 and r["ns_per_event"] > 0, r

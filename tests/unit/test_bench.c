@@ -131,6 +131,14 @@ static void test_row_finish(void **state)
 	bench_row_finish(&r);
 	assert_true(r.counted && !r.verified);
 
+	/* The statistics run: the program ran once per call, or the row is not verified. */
+	r.stats = (struct bench_sample){ .iterations = 50, .prog_stats = true, .prog_runs = 50 };
+	bench_row_finish(&r);
+	assert_true(r.stats_verified);
+	r.stats.prog_runs = 49;
+	bench_row_finish(&r);
+	assert_false(r.stats_verified);
+
 	/* A run that counted nothing (an empty program): no count at all, not a match. */
 	s[1].count = 200;
 	s[2].counted = false;
