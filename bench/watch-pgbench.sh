@@ -6,8 +6,9 @@
 #
 # One throwaway cluster, pgbench -c 4 (TPC-B-like: every transaction gets an XID).
 # Each round runs pgbench untraced, under `watch xid` in trap mode and in poll mode,
-# in that order, so drift hits all three alike; prints median TPS and the ratio to
-# untraced. Then start-up time (spawn -> attached) and peak RSS of dbtap and bpftrace.
+# in that order, so drift hits all three alike; prints median TPS and the backends'
+# CPU time per transaction (steadier than TPS on a shared machine), each with its
+# ratio to untraced. Then start-up time (spawn -> attached) and peak RSS of dbtap and bpftrace.
 # Ratios measured side by side, never absolute targets: machines differ.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-3}
@@ -34,28 +35,43 @@ pg_start bench "autovacuum = off" || exit 1
 pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
 cd "$TRASH" || exit 1
 
-tps() {
-	pgbench -n -c 4 -j 2 -T "$SECS" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+# pgbench's transaction count and TPS, one per line.
+pgb() {
+	pgbench -n -c 4 -j 2 -T "$SECS" 2>/dev/null |
+		sed -n -e 's/^tps = \([0-9.]*\).*/\1/p' \
+		       -e 's/^number of transactions actually processed: \([0-9]*\).*/\1/p'
 }
 
-# run_mode MODE: one pgbench run under MODE (none, trap, poll); prints TPS, and for
-# trap the XIDs dbtap counted next to pgbench's transaction count as a sanity check.
+# CPU time (ticks) of the postmaster's reaped children: the backends of finished runs.
+children_ticks() {
+	awk '{ print $16 + $17 }' "/proc/$PG_PID/stat"
+}
+
+# run_mode MODE: one pgbench run under MODE (none, trap, poll); prints TPS and the
+# backends' CPU microseconds per transaction (they exit with pgbench's connections;
+# the postmaster reaps them, so their time lands in its cutime + cstime).
 run_mode() {
-	local mode=$1 pid t
-	if [ "$mode" = none ]; then
-		tps
-		return
+	local mode=$1 pid= out c0 c1 i
+	if [ "$mode" != none ]; then
+		"$DBTAP" watch xid --pg "$PGDATA" --mode "$mode" -i 0 -j >"w.$mode.json" 2>"w.$mode.err" &
+		pid=$!
+		for i in $(seq 1 100); do
+			grep -q -e '^watching' -e '^polling' "w.$mode.err" && break
+			sleep 0.05
+		done
 	fi
-	"$DBTAP" watch xid --pg "$PGDATA" --mode "$mode" -i 0 -j >"w.$mode.json" 2>"w.$mode.err" &
-	pid=$!
-	for i in $(seq 1 100); do
-		grep -q -e '^watching' -e '^polling' "w.$mode.err" && break
-		sleep 0.05
-	done
-	t=$(tps)
-	kill -INT $pid
-	wait $pid
-	echo "$t"
+	c0=$(children_ticks)
+	out=$(pgb)
+	sleep 0.3 # the postmaster reaps the backends
+	c1=$(children_ticks)
+	if [ -n "$pid" ]; then
+		kill -INT $pid
+		wait $pid
+	fi
+	set -- $out
+	# pgbench prints the transaction count, then the TPS
+	awk -v t="$2" -v n="$1" -v d=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%s %.2f\n", t, d * 1e6 / hz / n }'
 }
 
 echo "pgbench -c 4 -j 2, $SECS s per run, $ROUNDS rounds; $(nproc) cpus, Linux $(uname -r)"
@@ -63,19 +79,20 @@ for r in $(seq 1 "$ROUNDS"); do
 	for m in none trap poll; do
 		echo "$m $(run_mode $m)" >>tps.txt
 	done
-	echo "  round $r: $(tail -n 3 tps.txt | tr '\n' ' ')"
+	echo "  round $r: $(tail -n 3 tps.txt | awk '{ printf "%s %.0f tps %.1f us/tx  ", $1, $2, $3 }')"
 done
 python3 - tps.txt <<'PY'
 import statistics, sys
-v = {}
+v, c = {}, {}
 for l in open(sys.argv[1]):
-    m, t = l.split()
+    m, t, u = l.split()
     v.setdefault(m, []).append(float(t))
-base = statistics.median(v["none"])
-print("%-28s %10s %10s" % ("mode", "median TPS", "vs untraced"))
+    c.setdefault(m, []).append(float(u))
+base, cbase = statistics.median(v["none"]), statistics.median(c["none"])
+print("%-24s %10s %8s %16s %8s" % ("mode", "median TPS", "ratio", "backend CPU/tx", "ratio"))
 for m, name in (("none", "untraced"), ("trap", "watch xid (trap)"), ("poll", "watch xid --mode poll")):
-    med = statistics.median(v[m])
-    print("%-28s %10.1f %10.3f" % (name, med, med / base))
+    med, cm = statistics.median(v[m]), statistics.median(c[m])
+    print("%-24s %10.1f %8.3f %13.1f us %8.3f" % (name, med, med / base, cm, cm / cbase))
 PY
 
 # Start-up and memory. dbtap: spawn -> its "watching" line (printed once every
