@@ -77,6 +77,12 @@ run_mode() {
 	done
 	t=$(tps)
 	kill -INT $pid
+	# bpftrace sometimes ignores SIGINT while detaching: give it 10 s, then KILL.
+	for i in $(seq 1 100); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL $pid 2>/dev/null
 	wait $pid
 	echo "$t"
 }
@@ -112,7 +118,7 @@ PY
 # Start-up and memory: spawn -> attached ("tracing" line, bpftrace's BEGIN), then
 # SIGINT; peak RSS from wait4().
 python3 - "$DBTAP" "$PGDATA" "$have_bpftrace" <<'PY'
-import os, signal, statistics, subprocess, sys, time
+import os, signal, statistics, subprocess, sys, threading, time
 dbtap, pgdata, have_bpftrace = sys.argv[1:]
 
 def measure(cmd, ready):
@@ -123,9 +129,22 @@ def measure(cmd, ready):
         if line.startswith(ready):
             t_ready = time.monotonic() - t0
             break
+    # bpftrace may miss a SIGINT that comes right after BEGIN: let both settle, then
+    # drain the output while waiting, and kill what has not exited after 10 s.
+    time.sleep(0.5)
+    drain = threading.Thread(target=p.stdout.read)
+    drain.start()
     p.send_signal(signal.SIGINT)
-    p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
+    deadline = time.monotonic() + 10
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            p.kill()
+            deadline = float("inf")
+        time.sleep(0.05)
+    drain.join()
     return t_ready, ru.ru_maxrss / 1024.0
 
 tools = [("dbtap tps --per-backend", [dbtap, "tps", "--pg", pgdata, "--per-backend"], "tracing")]

@@ -172,23 +172,39 @@ def ppid(p):
 assert all(ppid(p) in (None, $PG_PID) or p == $PG_PID for p in pids), pids
 assert $other_pm not in pids, pids
 assert d[\"commits\"] < 100, d     # the other cluster ran 100 + 3 start-ups
-" <tps6.json &&
-	pg_stop other
+" <tps6.json
 '
 
-test_expect_success 'USDT semaphores of the server: 1 while attached, 0 after (read from memory)' '
+test_expect_success 'the cluster stopping mid-run: final report, a warning, exit 0' '
+	pg_use other &&
+	trace_start tps8.json tps --pg="$PGDATA" -j -i 0.2 &&
+	pg_sql "select 1" >/dev/null &&
+	pg_stop other &&
+	trace_wait &&
+	test_grep "exited; stopping" tps8.json.err &&
+	json_py "
+assert d[\"summary\"] and d[\"commits\"] >= 2, d
+assert sum(l[\"commits\"] for l in lines[:-1]) == d[\"commits\"], lines
+" <tps8.json &&
+	pg_use pg
+'
+
+# Relative to the value before: a tracer elsewhere on the machine attached to the same
+# binary for every process (pid -1) raises these semaphores in our server too.
+test_expect_success 'USDT semaphores of the server: +1 while attached, back after (read from memory)' '
 	bin=$(readlink /proc/$PG_PID/exe) &&
-	for p in transaction__start transaction__commit transaction__abort; do
-		test "$(usdt_semaphore $PG_PID $bin $p)" = 0 || return 1
+	probes="transaction__start transaction__commit transaction__abort query__start" &&
+	for p in $probes; do
+		eval "before_$p=\$(usdt_semaphore $PG_PID $bin $p)" || return 1
 	done &&
 	trace_start tps7.json tps --pg="$PGDATA" -j &&
 	for p in transaction__start transaction__commit transaction__abort; do
-		test "$(usdt_semaphore $PG_PID $bin $p)" = 1 || return 1
+		test "$(usdt_semaphore $PG_PID $bin $p)" = $(( $(eval echo \$before_$p) + 1 )) || return 1
 	done &&
-	test "$(usdt_semaphore $PG_PID $bin query__start)" = 0 &&
+	test "$(usdt_semaphore $PG_PID $bin query__start)" = "$before_query__start" &&
 	trace_stop TERM &&
-	for p in transaction__start transaction__commit transaction__abort; do
-		test "$(usdt_semaphore $PG_PID $bin $p)" = 0 || return 1
+	for p in $probes; do
+		test "$(usdt_semaphore $PG_PID $bin $p)" = "$(eval echo \$before_$p)" || return 1
 	done &&
 	json_py "assert d[\"summary\"]" <tps7.json
 '
