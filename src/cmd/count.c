@@ -19,12 +19,12 @@
 
 enum by { BY_NONE, BY_PID, BY_TYPE };
 
-/* Types of pids seen, learnt while they live. */
-struct pid_type {
-	__u32 pid;
-	char type[64];
+struct prev_hit {
+	struct count_key k;
+	uint64_t hits;
 };
 
+/* Types of pids seen, learnt while they live. */
 struct count_cmd {
 	struct target t;
 	double interval, duration;
@@ -33,11 +33,8 @@ struct count_cmd {
 	struct probe_list probes;
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
-	struct count_key *pkeys_prev;
-	struct count_val *pvals_prev;
-	int npprev;
-	struct pid_type *types;
-	int ntypes;
+	struct prev_hit *prev_hits; /* --by: per (probe, pid) at the last report, sorted */
+	int nprev;
 	struct runloop rl;
 };
 
@@ -154,43 +151,37 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 	return 0;
 }
 
-static const char *type_of(struct count_cmd *c, __u32 pid, const char *title)
+/*
+ * What a process is, into buf: for --pg the backend type from the title the kernel
+ * kept at its first hit (it survives the process's exit), else from /proc; for other
+ * targets the command name, or the program name from the kept title once it exited.
+ */
+static void type_of(struct count_cmd *c, __u32 pid, const char *title, char *buf, size_t len)
 {
-	for (int i = 0; i < c->ntypes; i++)
-		if (c->types[i].pid == pid)
-			return c->types[i].type;
-	c->types = realloc(c->types, (c->ntypes + 1) * sizeof(*c->types));
-	struct pid_type *pt = &c->types[c->ntypes++];
-	pt->pid = pid;
-	pt->type[0] = '\0';
-	struct pg_title ptitle;
-	/* The title the kernel saw at the first hit survives the process's exit. */
-	if (c->t.kind == TARGET_PG && pid != (__u32)c->t.pg.postmaster && title && title[0] &&
-	    pg_title_parse_full(title, &ptitle) == 0)
-		snprintf(pt->type, sizeof(pt->type), "%s", ptitle.type);
-	else if (c->t.kind == TARGET_PG)
-		snprintf(pt->type, sizeof(pt->type), "%s",
-			 pid == (__u32)c->t.pg.postmaster ? "postmaster" : target_proc_type(&c->t, pid));
-	else
-		proc_comm(pid, pt->type, sizeof(pt->type));
-	if (!pt->type[0])
-		snprintf(pt->type, sizeof(pt->type), "exited");
-	return pt->type;
+	struct pg_title pt;
+
+	buf[0] = '\0';
+	if (c->t.kind == TARGET_PG) {
+		if (pid == (__u32)c->t.pg.postmaster)
+			snprintf(buf, len, "postmaster");
+		else if (title[0] && pg_title_parse_full(title, &pt) == 0)
+			snprintf(buf, len, "%s", pt.type);
+		else
+			snprintf(buf, len, "%s", target_proc_type(&c->t, pid));
+	} else if (proc_comm(pid, buf, len) < 0 && title[0]) {
+		const char *base = strrchr(title, '/');
+		snprintf(buf, len, "%.15s", base ? base + 1 : title);
+		buf[strcspn(buf, " ")] = '\0';
+	}
+	if (!buf[0])
+		snprintf(buf, len, "exited");
 }
 
+/* Every 200 ms: whether the target still runs. */
 static bool poll_check(void *arg)
 {
 	struct count_cmd *c = arg;
 
-	if (c->by != BY_NONE) {
-		struct count_key *k = NULL;
-		struct count_val *v = NULL;
-		int n = count_probe_read_pids(c->cp, &k, &v);
-		for (int i = 0; i < n; i++)
-			type_of(c, k[i].pid, v[i].title);
-		free(k);
-		free(v);
-	}
 	return c->t.kind == TARGET_NONE || target_alive(&c->t);
 }
 
@@ -209,7 +200,7 @@ static void probe_label(const struct probe *p, char *buf, size_t len, bool full)
 /* One split row: a pid, or a type with its pids summed. */
 struct split {
 	__u32 probe, pid;
-	const char *type;
+	char type[64];
 	uint64_t hits;
 };
 
@@ -224,6 +215,15 @@ static int cmp_split(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct prev_hit *x = a, *y = b;
+
+	if (x->k.probe != y->k.probe)
+		return x->k.probe < y->k.probe ? -1 : 1;
+	return x->k.pid < y->k.pid ? -1 : x->k.pid > y->k.pid;
+}
+
 static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 {
 	struct count_key *k = NULL;
@@ -233,15 +233,16 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 
 	for (int i = 0; i < n; i++) {
 		uint64_t d = v[i].hits;
-		if (!summary)
-			for (int j = 0; j < c->npprev; j++)
-				if (c->pkeys_prev[j].probe == k[i].probe && c->pkeys_prev[j].pid == k[i].pid) {
-					d -= c->pvals_prev[j].hits;
-					break;
-				}
+		if (!summary && c->nprev) {
+			struct prev_hit key = { .k = k[i] }, *pv;
+			pv = bsearch(&key, c->prev_hits, c->nprev, sizeof(key), cmp_prev);
+			if (pv)
+				d -= pv->hits;
+		}
 		if (!d)
 			continue;
-		const char *type = type_of(c, k[i].pid, v[i].title);
+		char type[64];
+		type_of(c, k[i].pid, v[i].title, type, sizeof(type));
 		if (c->by == BY_TYPE) {
 			int j;
 			for (j = 0; j < ns; j++)
@@ -252,18 +253,22 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 				continue;
 			}
 		}
-		s[ns++] = (struct split){ k[i].probe, k[i].pid, type, d };
+		s[ns].probe = k[i].probe;
+		s[ns].pid = k[i].pid;
+		snprintf(s[ns].type, sizeof(s[ns].type), "%s", type);
+		s[ns++].hits = d;
 	}
 	if (!summary) {
-		free(c->pkeys_prev);
-		free(c->pvals_prev);
-		c->pkeys_prev = k;
-		c->pvals_prev = v;
-		c->npprev = n;
-	} else {
-		free(k);
-		free(v);
+		c->prev_hits = realloc(c->prev_hits, (n > 0 ? n : 1) * sizeof(*c->prev_hits));
+		for (int i = 0; i < n; i++) {
+			c->prev_hits[i].k = k[i];
+			c->prev_hits[i].hits = v[i].hits;
+		}
+		c->nprev = n;
+		qsort(c->prev_hits, n, sizeof(*c->prev_hits), cmp_prev);
 	}
+	free(k);
+	free(v);
 	qsort(s, ns, sizeof(*s), cmp_split);
 	*out = s;
 	return ns;
@@ -423,8 +428,6 @@ out:
 	target_free(&c.t);
 	free(c.prev);
 	free(c.cur);
-	free(c.pkeys_prev);
-	free(c.pvals_prev);
-	free(c.types);
+	free(c.prev_hits);
 	return ret;
 }

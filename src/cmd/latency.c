@@ -24,11 +24,6 @@ struct stmt {
 	uint64_t count, total_ns, max_ns;
 };
 
-struct pid_type {
-	__u32 pid;
-	char type[64];
-};
-
 struct lat_cmd {
 	struct target t;
 	double interval, duration;
@@ -46,8 +41,6 @@ struct lat_cmd {
 	struct stmt *stmts;
 	int nstmts;
 	uint64_t stmt_other;
-	struct pid_type *types;
-	int ntypes;
 	struct runloop rl;
 };
 
@@ -276,38 +269,25 @@ static void on_query(void *ctx, const struct lat_query_event *e)
 		s->max_ns = e->dur_ns;
 }
 
-static const char *type_of(struct lat_cmd *c, __u32 pid)
+/* What a process is, for the summary: a backend type with --pg, else its command name. */
+static void type_of(struct lat_cmd *c, __u32 pid, char *buf, size_t len)
 {
-	for (int i = 0; i < c->ntypes; i++)
-		if (c->types[i].pid == pid)
-			return c->types[i].type;
-	c->types = realloc(c->types, (c->ntypes + 1) * sizeof(*c->types));
-	struct pid_type *pt = &c->types[c->ntypes++];
-	pt->pid = pid;
-	pt->type[0] = '\0';
+	buf[0] = '\0';
 	if (c->t.kind == TARGET_PG)
-		snprintf(pt->type, sizeof(pt->type), "%s",
-			 pid == (__u32)c->t.pg.postmaster ? "postmaster" : target_proc_type(&c->t, pid));
+		snprintf(buf, len, "%s", pid == (__u32)c->t.pg.postmaster ? "postmaster" :
+			 target_proc_type(&c->t, pid));
 	else
-		proc_comm(pid, pt->type, sizeof(pt->type));
-	if (!pt->type[0])
-		snprintf(pt->type, sizeof(pt->type), "exited");
-	return pt->type;
+		proc_comm(pid, buf, len);
+	if (!buf[0])
+		snprintf(buf, len, "exited");
 }
 
+/* Every 200 ms: statements into the top list, and whether the target still runs. */
 static bool poll_check(void *arg)
 {
 	struct lat_cmd *c = arg;
-	struct lat_key *k = NULL;
-	struct lat_thread *v = NULL;
-	int n;
 
 	lat_probe_consume(c->lp);
-	n = lat_probe_read_threads(c->lp, &k, &v);
-	for (int i = 0; i < n; i++)
-		type_of(c, v[i].tgid);
-	free(k);
-	free(v);
 	return c->t.kind == TARGET_NONE || target_alive(&c->t);
 }
 
@@ -341,7 +321,9 @@ static void json_processes(struct lat_cmd *c, struct json *j)
 		if (k[i].tid != v[i].tgid)
 			json_int(j, "tid", k[i].tid);
 		json_int(j, "pair", k[i].pair);
-		json_str(j, "type", type_of(c, v[i].tgid));
+		char type[64];
+		type_of(c, v[i].tgid, type, sizeof(type));
+		json_str(j, "type", type);
 		json_uint(j, "count", v[i].count);
 		json_double(j, "mean_us", v[i].count ? v[i].sum_ns / 1000.0 / v[i].count : 0.0);
 		json_object_end(j);
@@ -528,7 +510,6 @@ out:
 	for (int i = 0; i < c.nstmts; i++)
 		free(c.stmts[i].text);
 	free(c.stmts);
-	free(c.types);
 	free(c.cur);
 	free(c.d);
 	free(c.h);

@@ -175,36 +175,54 @@ static void fill_info(struct tps_cmd *c, struct backend_info *bi, const struct t
 		bi->typed = true;
 }
 
-static struct backend_info *info_get(struct tps_cmd *c, const struct tps_backend_entry *e)
+static int cmp_info(const void *a, const void *b)
 {
-	struct backend_info *bi;
+	const struct backend_info *x = a, *y = b;
 
-	for (int i = 0; i < c->nbi; i++)
-		if (c->bi[i].tid == e->tid) {
-			bi = &c->bi[i];
-			if (!bi->typed)
-				fill_info(c, bi, &e->b);
-			return bi;
-		}
-	c->bi = realloc(c->bi, (c->nbi + 1) * sizeof(*c->bi));
-	bi = &c->bi[c->nbi++];
-	memset(bi, 0, sizeof(*bi));
-	bi->tid = e->tid;
-	bi->tgid = e->b.tgid;
-	fill_info(c, bi, &e->b);
-	return bi;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* Learns the types of new backends while they are alive (called every 200 ms). */
+static struct backend_info *info_find(struct tps_cmd *c, __u32 tid)
+{
+	struct backend_info key = { .tid = tid };
+
+	return c->nbi ? bsearch(&key, c->bi, c->nbi, sizeof(*c->bi), cmp_info) : NULL;
+}
+
+/*
+ * Makes sure every backend of e has its info (c->bi stays sorted by tid, so a busy
+ * server's thousands of backends are found by bisection), typing those not typed yet.
+ */
+static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, int n)
+{
+	int added = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct backend_info *bi = info_find(c, e[i].tid);
+
+		if (bi) {
+			if (!bi->typed)
+				fill_info(c, bi, &e[i].b);
+			continue;
+		}
+		c->bi = realloc(c->bi, (c->nbi + added + 1) * sizeof(*c->bi));
+		bi = &c->bi[c->nbi + added++];
+		memset(bi, 0, sizeof(*bi));
+		bi->tid = e[i].tid;
+		bi->tgid = e[i].b.tgid;
+		fill_info(c, bi, &e[i].b);
+	}
+	if (added) {
+		c->nbi += added;
+		qsort(c->bi, c->nbi, sizeof(*c->bi), cmp_info);
+	}
+}
+
+/* Every 200 ms: whether the target still runs. Types come from the kernel's titles. */
 static bool poll_check(void *arg)
 {
 	struct tps_cmd *c = arg;
-	struct tps_backend_entry *e = NULL;
-	int n = tps_probe_read_backends(c->probe, &e);
 
-	for (int i = 0; i < n; i++)
-		info_get(c, &e[i]);
-	free(e);
 	return target_alive(&c->t);
 }
 
@@ -242,11 +260,10 @@ static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
 	int n = tps_probe_read_backends(c->probe, &e), nr = 0;
 	struct row *rows = calloc(n > 0 ? n : 1, sizeof(*rows));
 
-	/* Learn every backend first: info_get may move c->bi, rows point into it. */
-	for (int i = 0; i < n; i++)
-		info_get(c, &e[i]);
+	/* Learn every backend first: that may move c->bi, and rows point into it. */
+	info_update(c, e, n);
 	for (int i = 0; i < n; i++) {
-		struct backend_info *bi = info_get(c, &e[i]);
+		struct backend_info *bi = info_find(c, e[i].tid);
 		const struct tps_backend *now = &e[i].b;
 		struct tps_backend d = *now;
 
