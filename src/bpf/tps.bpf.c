@@ -37,12 +37,15 @@ struct {
 
 static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 born = BPF_CORE_READ(task, start_time);
 	struct tps_backend *b = bpf_map_lookup_elem(&backends, &tid);
 
-	if (b)
+	/* pid_max wraps: a thread id seen before may now be another backend. */
+	if (b && b->born == born)
 		return b;
-	struct tps_backend zero = { .tgid = tgid };
-	bpf_map_update_elem(&backends, &tid, &zero, BPF_NOEXIST);
+	struct tps_backend zero = { .tgid = tgid, .born = born };
+	bpf_map_update_elem(&backends, &tid, &zero, BPF_ANY);
 	return bpf_map_lookup_elem(&backends, &tid);
 }
 

@@ -17,6 +17,7 @@ struct tps_backend {
 	__u64 cycle_ns;
 	__u64 last_start; /* bpf_ktime_get_ns of the latest start, 0 before the first */
 	__u64 open_start; /* start of the transaction in progress, 0 when none */
+	__u64 born;       /* the thread's start_time: a reused tid is a new backend */
 	__u32 tgid;
 	__u32 pad;
 	/*

@@ -20,6 +20,7 @@
 /* What dbtap knows about one backend, and its counters at the previous report. */
 struct backend_info {
 	__u32 tid, tgid;
+	__u64 born;
 	char type[64], user[64], database[64];
 	bool typed;
 	struct tps_backend prev;
@@ -200,6 +201,13 @@ static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, in
 	for (int i = 0; i < n; i++) {
 		struct backend_info *bi = info_find(c, e[i].tid);
 
+		if (bi && bi->born != e[i].b.born) {
+			/* The thread id now belongs to another backend: start over. */
+			memset(bi, 0, sizeof(*bi));
+			bi->tid = e[i].tid;
+			bi->tgid = e[i].b.tgid;
+			bi->born = e[i].b.born;
+		}
 		if (bi) {
 			if (!bi->typed)
 				fill_info(c, bi, &e[i].b);
@@ -210,6 +218,7 @@ static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, in
 		memset(bi, 0, sizeof(*bi));
 		bi->tid = e[i].tid;
 		bi->tgid = e[i].b.tgid;
+		bi->born = e[i].b.born;
 		fill_info(c, bi, &e[i].b);
 	}
 	if (added) {
@@ -267,6 +276,10 @@ static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
 		const struct tps_backend *now = &e[i].b;
 		struct tps_backend d = *now;
 
+		/* An entry the LRU map evicted and made again starts from zero. */
+		if (now->starts < bi->prev.starts || now->commits < bi->prev.commits ||
+		    now->aborts < bi->prev.aborts || now->cycles < bi->prev.cycles)
+			memset(&bi->prev, 0, sizeof(bi->prev));
 		if (!summary) {
 			d.starts -= bi->prev.starts;
 			d.commits -= bi->prev.commits;

@@ -53,6 +53,26 @@ assert s[\"aborts\"] == 0 and s[\"commits\"] >= processed + conns, s
 " <tps1.json
 '
 
+test_expect_success 'pgbench -C (a connection per transaction): one start-up transaction each' '
+	s0=$(sessions) &&
+	trace_start tpsC.json tps --pg="$PGDATA" -j -i 0.2 &&
+	pgbench -n -C -f one.sql -c 2 -t 60 bench >benchC.out 2>&1 &&
+	bench_gone &&
+	trace_stop &&
+	s1=$(sessions) &&
+	processed=$(sed -n "s/^number of transactions actually processed: \([0-9]*\)\/.*/\1/p" benchC.out) &&
+	test "$processed" = 120 &&
+	json_py "
+conns = $s1 - $s0
+s = d
+bench = [p for p in s[\"processes\"] if p[\"database\"] == \"bench\"]
+assert conns == 121 and len(bench) == conns, (conns, len(bench))
+assert sum(p[\"commits\"] for p in bench) == $processed + conns, bench
+assert sorted(set(p[\"commits\"] for p in bench)) == [1, 2], bench
+assert sum(l[\"commits\"] for l in lines[:-1]) == s[\"commits\"], lines
+" <tpsC.json
+'
+
 test_expect_success 'the interval reports add up to the final totals' '
 	json_py "
 iv, s = lines[:-1], lines[-1]
