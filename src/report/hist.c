@@ -241,7 +241,7 @@ void hist_print(FILE *f, const struct hist_spec *spec, const uint64_t *slots, co
 		return;
 	}
 	if (spec->kind == DISP_LOG2) {
-		fprintf(f, "  %s\n", unit);
+		/* bpftrace's look: ranges in the caller's unit, named in its caption. */
 		for (uint32_t i = first; i <= last; i++) {
 			uint64_t lo, hi;
 			char a[24], b[24], label[64];

@@ -68,7 +68,8 @@ void hist_spec_fill(const struct hist_spec *spec, const struct hist *h, uint64_t
 /*
  * Prints slots as ASCII bars: log2 in bpftrace's hist look, linear in SystemTap's
  * @hist_linear look (rows from MIN to MAX, "<MIN" and ">MAX" rows when not empty).
- * unit is printed in the header ("us"). Empty histograms print one line saying so.
+ * unit labels the value column of linear histograms ("us"; log2 rows carry no unit,
+ * the caller's caption names it). Empty histograms print one line saying so.
  */
 void hist_print(FILE *f, const struct hist_spec *spec, const uint64_t *slots, const char *unit);
 /* JSON: an array of {"low", "high", "count"} for non-empty slots (high null: unbounded). */
