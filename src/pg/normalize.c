@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pg/probes.h"
 
@@ -106,6 +107,23 @@ static const char *skip_number(const char *s)
 	return s;
 }
 
+/* What came before a '-': it is a sign (part of the literal) after these. */
+enum prev_tok { PREV_NONE, PREV_OP, PREV_KEYWORD, PREV_WORD, PREV_VALUE };
+
+static bool is_keyword(const char *w, size_t len)
+{
+	static const char *const kw[] = {
+		"select", "where", "and", "or", "not", "values", "set", "then", "else", "when",
+		"in", "by", "limit", "offset", "between", "like", "ilike", "is", "case",
+		"having", "return", "returning", "using", "all", "any", "some", NULL,
+	};
+
+	for (int i = 0; kw[i]; i++)
+		if (strlen(kw[i]) == len && !strncasecmp(kw[i], w, len))
+			return true;
+	return false;
+}
+
 /*
  * One pass over sql. With o == NULL only the highest $n already present is
  * returned, so that new parameters are numbered after it (as pg_stat_statements does).
@@ -113,6 +131,7 @@ static const char *skip_number(const char *s)
 static int scan(const char *s, struct out *o, int first_param)
 {
 	int param = first_param, maxp = 0;
+	enum prev_tok prev = PREV_NONE;
 
 	while (*s) {
 		unsigned char c = (unsigned char)*s;
@@ -147,11 +166,20 @@ static int scan(const char *s, struct out *o, int first_param)
 			s = skip_quoted(s, '\'', false);
 			if (o)
 				put_param(o, param++);
+			prev = PREV_VALUE;
 		} else if (c == '"') {
 			const char *e = skip_quoted(s, '"', false);
 			while (o && s < e)
 				put(o, *s++);
 			s = e;
+			prev = PREV_VALUE;
+		} else if (c == '-' && prev != PREV_WORD && prev != PREV_VALUE &&
+			   (isdigit((unsigned char)s[1]) || (s[1] == '.' && isdigit((unsigned char)s[2])))) {
+			/* A negative constant: PostgreSQL folds the sign into it. */
+			s = skip_number(s + 1);
+			if (o)
+				put_param(o, param++);
+			prev = PREV_VALUE;
 		} else if (c == '$' && isdigit((unsigned char)s[1])) {
 			int n = 0;
 			const char *b = s++;
@@ -161,6 +189,7 @@ static int scan(const char *s, struct out *o, int first_param)
 				maxp = n;
 			while (o && b < s)
 				put(o, *b++);
+			prev = PREV_VALUE;
 		} else if (c == '$' && dollar_tag(s)) {
 			size_t tl = dollar_tag(s);
 			const char *end = s + tl;
@@ -179,10 +208,12 @@ static int scan(const char *s, struct out *o, int first_param)
 			s = end;
 			if (o)
 				put_param(o, param++);
+			prev = PREV_VALUE;
 		} else if (isdigit(c) || (c == '.' && isdigit((unsigned char)s[1]))) {
 			s = skip_number(s);
 			if (o)
 				put_param(o, param++);
+			prev = PREV_VALUE;
 		} else if (ident_start(c)) {
 			const char *b = s;
 			while (ident_char((unsigned char)*s))
@@ -193,17 +224,21 @@ static int scan(const char *s, struct out *o, int first_param)
 				s = skip_quoted(s, '\'', b[0] == 'e' || b[0] == 'E');
 				if (o)
 					put_param(o, param++);
+				prev = PREV_VALUE;
 				continue;
 			}
 			if (wl == 1 && (b[0] == 'u' || b[0] == 'U') && s[0] == '&' && s[1] == '\'') {
 				s = skip_quoted(s + 1, '\'', false);
 				if (o)
 					put_param(o, param++);
+				prev = PREV_VALUE;
 				continue;
 			}
+			prev = is_keyword(b, wl) ? PREV_KEYWORD : PREV_WORD;
 			while (o && b < s)
 				put(o, *b++);
 		} else {
+			prev = (c == ')' || c == ']') ? PREV_VALUE : PREV_OP;
 			if (o)
 				put(o, *s);
 			s++;

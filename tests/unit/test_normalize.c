@@ -26,8 +26,11 @@ static void test_literals(void **state)
 	check("select 'it''s', E'a\\'b', x'ff', B'101', N'n', U&'d\\0061t'",
 	      "select $1, $2, $3, $4, $5, $6");
 	check("select $$secret$$, $tag$a $$ b$tag$", "select $1, $2");
+	/* A sign is part of the constant (as PostgreSQL folds it), a minus is not. */
 	check("update pgbench_accounts set abalance = abalance + -4021 where aid = 78123;",
-	      "update pgbench_accounts set abalance = abalance + -$1 where aid = $2;");
+	      "update pgbench_accounts set abalance = abalance + $1 where aid = $2;");
+	check("select -1, a-1, a - -2.5, (-3), f(x)-4, 'x' - 5 where y > -6",
+	      "select $1, a-$2, a - $3, ($4), f(x)-$5, $6 - $7 where y > $8");
 }
 
 static void test_kept(void **state)
