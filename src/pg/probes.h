@@ -22,13 +22,14 @@ struct pg_probes {
 const struct pg_probes *pg_probes_for(int major);
 
 /*
- * Normalizes SQL text the way pg_stat_statements shows it: string, numeric,
- * bit-string and boolean-free literals become $1, $2, ... in order; comments and
- * runs of white space collapse to one space; identifiers, keywords, quoted
- * identifiers and existing $n parameters are kept. Writes at most len bytes
- * (always NUL-terminated, cut at a character boundary) and returns the length the
- * full result would have. Safe on truncated input (an unterminated literal becomes
- * one parameter).
+ * Normalizes SQL text the way pg_stat_statements shows it: string literals (also
+ * E'', B'', X'', N'', U&'' and dollar-quoted), numbers and negative numbers (a '-'
+ * after an operator, '(' or a keyword) become $1, $2, ... in order, numbered after
+ * the highest $n already present; comments and runs of white space collapse to one
+ * space; identifiers, keywords, quoted identifiers, true/false/null and existing $n
+ * are kept. Writes at most len bytes (always NUL-terminated, never cutting a UTF-8
+ * character) and returns the length the full result has. Safe on truncated input:
+ * an unterminated literal becomes one parameter. Used by latency query and stat.
  */
 size_t pg_normalize_query(const char *sql, char *out, size_t len);
 
