@@ -138,6 +138,17 @@ int watch_probe_title(struct watch_probe *w, uint32_t pid, char *buf, size_t len
 	return 0;
 }
 
+void watch_probe_forget(struct watch_probe *w, uint32_t pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(w->skel->maps.counts), &pid);
+	bpf_map_delete_elem(bpf_map__fd(w->skel->maps.titles), &pid);
+}
+
+uint64_t watch_probe_unattributed(const struct watch_probe *w)
+{
+	return w->skel->bss->unrecorded;
+}
+
 uint64_t watch_probe_dropped(const struct watch_probe *w)
 {
 	return w->skel->bss->dropped;

@@ -59,6 +59,14 @@ int watch_probe_poll_events(struct watch_probe *w, int timeout_ms);
 int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out);
 /* The title recorded at pid's first hit into buf; 0, or -1 when none was. */
 int watch_probe_title(struct watch_probe *w, uint32_t pid, char *buf, size_t len);
+/*
+ * Drops pid's entries (its count and title) from the kernel's maps: for a process
+ * that has exited, once its count is kept in user space, so short-lived connections
+ * never fill the maps.
+ */
+void watch_probe_forget(struct watch_probe *w, uint32_t pid);
+/* Writes not attributed because the counts map was full. */
+uint64_t watch_probe_unattributed(const struct watch_probe *w);
 /* Events lost because the ring buffer was full; hits of processes outside the target. */
 uint64_t watch_probe_dropped(const struct watch_probe *w);
 uint64_t watch_probe_ignored(const struct watch_probe *w);

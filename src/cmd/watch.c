@@ -29,6 +29,7 @@ struct proc_info {
 	char type[64];
 	uint64_t prev; /* count at the previous interval report */
 	uint64_t count;
+	uint64_t base; /* counted under this pid before its map entry was dropped */
 };
 
 struct watch_cmd {
@@ -170,16 +171,23 @@ static struct proc_info *proc_info_get(struct watch_cmd *c, pid_t pid)
 static uint64_t refresh_counts(struct watch_cmd *c)
 {
 	struct watch_count *wc;
-	uint64_t total = 0;
+	uint64_t total = watch_probe_unattributed(c->probe);
 	int n = watch_probe_read_counts(c->probe, &wc);
 
 	for (int i = 0; i < n; i++) {
 		struct proc_info *p = proc_info_get(c, wc[i].pid);
-		if (p)
-			p->count = wc[i].count;
-		total += wc[i].count;
+		if (!p)
+			continue;
+		p->count = p->base + wc[i].count;
+		/* Gone processes write no more: their counts live on here, not in the map. */
+		if (!proc_exists(wc[i].pid)) {
+			p->base = p->count;
+			watch_probe_forget(c->probe, wc[i].pid);
+		}
 	}
 	free(wc);
+	for (int i = 0; i < c->nprocs; i++)
+		total += c->procs[i].count;
 	return total;
 }
 
@@ -422,6 +430,7 @@ static void report_summary(struct watch_cmd *c, const char *end)
 		}
 		if (!c->poll) {
 			json_uint(&c->j, "ignored", watch_probe_ignored(c->probe));
+			json_uint(&c->j, "unattributed", watch_probe_unattributed(c->probe));
 			if (c->events) {
 				json_uint(&c->j, "events", c->nevents);
 				json_uint(&c->j, "dropped", watch_probe_dropped(c->probe));
