@@ -8,8 +8,11 @@
 # transactions per second, so the probes' share of the work is the largest). Each
 # round runs pgbench untraced, under dbtap tps --per-backend, and under bpftrace with
 # the same three USDT probes, per-thread start times, per-process counts and a
-# histogram, in that order, so drift hits all alike; prints median TPS and the ratio
-# to untraced. Then start-up time (spawn -> attached) and peak RSS of both tools.
+# histogram, in that order, so drift hits all alike; prints median TPS, the ratio to
+# untraced, and the backends' CPU time per transaction (from the postmaster's
+# reaped-children times), whose difference to untraced is what tracing costs each
+# transaction, and each BPF program's own time per hit (kernel.bpf_stats_enabled).
+# Then start-up time (spawn -> attached) and peak RSS of both tools.
 # Ratios measured side by side, never absolute targets: machines differ.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-3}
@@ -51,8 +54,25 @@ BT
 have_bpftrace=
 command -v bpftrace >/dev/null && have_bpftrace=1
 
+# The postmaster's reaped children's CPU time (cutime + cstime, clock ticks): the
+# backends' CPU, tracing traps included, once they exit at the end of a run.
+children_cpu() {
+	awk '{ print $16 + $17 }' "/proc/$PG_PID/stat"
+}
+
+# One pgbench run: "TPS BACKEND_CPU_US_PER_TRANSACTION". CPU per transaction is what
+# the probes cost the server, and, unlike TPS, it does not move when other jobs
+# compete for the CPUs.
 tps() {
-	pgbench -n -S -M prepared -c 4 -j 2 -T "$SECS" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+	local c0 c1 out
+	c0=$(children_cpu)
+	out=$(pgbench -n -S -M prepared -c 4 -j 2 -T "$SECS" 2>/dev/null)
+	sleep 0.3 # the backends exit after pgbench
+	c1=$(children_cpu)
+	echo "$out" | awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" '
+		/^number of transactions actually processed/ { split($6, a, "/"); n = a[1] }
+		/^tps = / { t = $3 }
+		END { printf "%s %.3f\n", t, n ? c / hz * 1e6 / n : 0 }'
 }
 
 # run_mode MODE: one pgbench run under MODE (none, dbtap, bpftrace); prints its TPS.
@@ -76,6 +96,7 @@ run_mode() {
 		sleep 0.05
 	done
 	t=$(tps)
+	bpftool -j prog show >"progs.$mode.json" 2>/dev/null
 	kill -INT $pid
 	# bpftrace sometimes ignores SIGINT while detaching: give it 10 s, then KILL.
 	for i in $(seq 1 100); do
@@ -86,6 +107,12 @@ run_mode() {
 	wait $pid
 	echo "$t"
 }
+
+# BPF run-time statistics (kernel.bpf_stats_enabled): each program's own ns per hit,
+# a figure the machine's noise does not blur. Restored on exit.
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
+sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
+test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
 
 modes="none dbtap"
 [ -n "$have_bpftrace" ] && modes="$modes bpftrace"
@@ -98,18 +125,34 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 python3 - tps.txt t.dbtap.json <<'PY'
 import json, statistics, sys
-v = {}
+v, cpu = {}, {}
 for l in open(sys.argv[1]):
     f = l.split()
-    if len(f) == 2:
+    if len(f) == 3:
         v.setdefault(f[0], []).append(float(f[1]))
+        cpu.setdefault(f[0], []).append(float(f[2]))
 base = statistics.median(v["none"])
-print("%-30s %10s %12s" % ("mode", "median TPS", "vs untraced"))
+cbase = statistics.median(cpu["none"])
+print("%-26s %10s %8s %14s %12s" % ("mode", "median TPS", "vs none", "backend CPU/tx", "cost/tx"))
 for m, name in (("none", "untraced"), ("dbtap", "dbtap tps --per-backend"),
                 ("bpftrace", "bpftrace, same probes")):
     if m in v:
-        med = statistics.median(v[m])
-        print("%-30s %10.1f %12.3f" % (name, med, med / base))
+        med, c = statistics.median(v[m]), statistics.median(cpu[m])
+        print("%-26s %10.1f %8.3f %11.2f us %9.2f us" % (name, med, med / base, c, c - cbase))
+for m, name, start, commit in (("dbtap", "dbtap tps --per-backend", "tx_start", "tx_commit"),
+                               ("bpftrace", "bpftrace, same probes", "transaction__st", "transaction__co")):
+    try:
+        progs = json.load(open("progs.%s.json" % m))
+    except (OSError, ValueError):
+        continue
+    ns = {}
+    for p in progs:
+        if p.get("name") in (start, commit) and p.get("run_cnt"):
+            if p["run_cnt"] > ns.get(p["name"], (0, 0))[1]:
+                ns[p["name"]] = (p["run_time_ns"] / p["run_cnt"], p["run_cnt"])
+    if start in ns and commit in ns:
+        print("%-26s BPF programs per transaction: start %.0f ns + commit %.0f ns (last run)"
+              % (name, ns[start][0], ns[commit][0]))
 s = [json.loads(l) for l in open(sys.argv[2])][-1]
 print("last dbtap run: %d commits in %.1f s = %.1f tps seen by the probes" %
       (s["commits"], s["duration"], s["tps"]))
