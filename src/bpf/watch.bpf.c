@@ -12,10 +12,14 @@ const volatile __u64 watch_addr = 0;
 const volatile __u32 watch_len = 8;
 const volatile __u32 want_events = 0;
 
-/* Sizes set before load by watch.c. */
+/*
+ * Per-process counts of live writers: user space moves exited processes' counts out
+ * every 100 ms, so 4096 covers any max_connections in practice; beyond it writes are
+ * still counted (unrecorded), only not attributed. Small maps also load faster.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -26,7 +30,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct watch_title);
 } titles SEC(".maps");
