@@ -144,7 +144,8 @@ static double vs_empty_pct(const struct bench_row *rows, int n, const struct ben
 static double vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r)
 {
 	const struct bench_row *b = find_row(rows, n, r->mech->name, PROG_BPFTRACE);
-	if (r->prog != PROG_HANDLER || !b)
+	/* bpftrace missing hits (its -p watchpoint covers one thread) measured another job */
+	if (r->prog != PROG_HANDLER || !b || !b->verified)
 		return NAN;
 	return paired_ratio(r, b);
 }
@@ -545,9 +546,12 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 		const struct bench_row *r = &rows[i];
 		if (r->available && r->counted && !r->verified) {
 			if (r->prog == PROG_BPFTRACE) {
-				warning("bpftrace counted %llu hits of %s, the workload made %llu calls",
+				warning("bpftrace counted %llu hits of %s, the workload made %llu calls:"
+					" its figures on that row are not comparable",
 					(unsigned long long)r->count, r->mech->name,
 					(unsigned long long)r->iterations);
+				if (r->mech->attach == ATTACH_WATCHPOINT && o->threads > 1)
+					hint("bpftrace -p puts its watchpoint on one thread only");
 				continue;
 			}
 			error("%s (%s program) counted %llu hits, the workload made %llu calls",
