@@ -40,11 +40,23 @@ struct lat_cmd {
 	struct hist *h;
 	struct stmt *stmts;
 	int nstmts;
+	int *stmt_slots; /* open addressing over stmts by text hash; -1 free */
 	uint64_t stmt_other;
 	struct runloop rl;
 };
 
-#define MAX_STMTS 10000
+#define MAX_STMTS  10000
+#define STMT_SLOTS 32768 /* a power of two, over 3x MAX_STMTS */
+
+/* FNV-1a: statement texts to hash slots. */
+static uint32_t text_hash(const char *t)
+{
+	uint32_t h = 2166136261u;
+
+	while (*t)
+		h = (h ^ (unsigned char)*t++) * 16777619u;
+	return h;
+}
 
 static void usage(FILE *f)
 {
@@ -248,17 +260,25 @@ static void on_query(void *ctx, const struct lat_query_event *e)
 		snprintf(text, sizeof(text), "%.*s", LAT_TEXT_LEN, e->text);
 	else
 		pg_normalize_query(e->text, text, sizeof(text));
-	for (int i = 0; i < c->nstmts; i++)
-		if (!strcmp(c->stmts[i].text, text)) {
-			s = &c->stmts[i];
+	if (!c->stmt_slots) {
+		c->stmt_slots = malloc(STMT_SLOTS * sizeof(*c->stmt_slots));
+		memset(c->stmt_slots, 0xff, STMT_SLOTS * sizeof(*c->stmt_slots));
+	}
+	uint32_t slot = text_hash(text) & (STMT_SLOTS - 1);
+	while (c->stmt_slots[slot] >= 0) {
+		if (!strcmp(c->stmts[c->stmt_slots[slot]].text, text)) {
+			s = &c->stmts[c->stmt_slots[slot]];
 			break;
 		}
+		slot = (slot + 1) & (STMT_SLOTS - 1);
+	}
 	if (!s) {
 		if (c->nstmts >= MAX_STMTS) {
 			c->stmt_other++;
 			return;
 		}
 		c->stmts = realloc(c->stmts, (c->nstmts + 1) * sizeof(*c->stmts));
+		c->stmt_slots[slot] = c->nstmts;
 		s = &c->stmts[c->nstmts++];
 		memset(s, 0, sizeof(*s));
 		s->text = strdup(text);
@@ -427,6 +447,7 @@ static void report(struct lat_cmd *c, bool summary)
 			}
 			json_array_end(&j);
 			json_int(&j, "statements", c->nstmts);
+			json_uint(&j, "statements_not_grouped", c->stmt_other);
 		}
 		if (summary)
 			json_processes(c, &j);
@@ -490,7 +511,8 @@ int cmd_latency(int argc, char **argv)
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
 	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
+		/* Statements stream through the ring buffer: drain it often. */
+		enum runloop_event ev = runloop_wait(&c.rl, c.query ? 50 : 200, poll_check, &c);
 		if (ev == RUNLOOP_TICK) {
 			report(&c, false);
 			continue;
@@ -510,6 +532,7 @@ out:
 	for (int i = 0; i < c.nstmts; i++)
 		free(c.stmts[i].text);
 	free(c.stmts);
+	free(c.stmt_slots);
 	free(c.cur);
 	free(c.d);
 	free(c.h);
