@@ -41,6 +41,21 @@ assert total <= grew <= total + 50, (total, grew)
 " <pgb2.json
 '
 
+test_expect_success 'Ctrl-C mid run: pgbench and the attached tracer are stopped and reaped' '
+	"$DBTAP" bench pgbench --pg="$PGDATA" -d 1 -c 2 -j >int.json 2>int.err &
+	pid=$! &&
+	sleep 1.6 &&
+	kids=$(pgrep -P $pid | tr "\n" " ") &&
+	test -n "$kids" &&
+	kill -INT $pid &&
+	wait $pid &&
+	for k in $kids; do
+		test_must_fail kill -0 $k 2>/dev/null || return 1
+	done &&
+	test_must_fail pgrep -P $pid &&
+	json_py "assert lines[0][\"tracer\"] == \"untraced\" and lines[0][\"available\"], lines" <int.json
+'
+
 test_expect_success 'no cluster: an error naming the target, with a hint' '
 	test_must_fail dbtap bench pgbench --pg=/nonexistent/data 2>err &&
 	test_grep "/nonexistent/data" err &&
