@@ -227,8 +227,10 @@ static int collect(struct bench_env *e, const struct bench_mech *m, enum bench_p
 		s->count = 0;
 		for (int i = 0; i < a->nbp; i++) {
 			uint64_t v;
-			if (bench_breakpoint_count(a->bp_fd[i], &v))
-				return error_errno("cannot read a breakpoint's count"), BENCH_FAILED;
+			if (bench_breakpoint_count(a->bp_fd[i], &v)) {
+				error_errno("cannot read a breakpoint's count");
+				return BENCH_FAILED;
+			}
 			s->count += v;
 		}
 		s->counted = true;
@@ -310,6 +312,145 @@ int bench_run_stats(struct bench_env *e, const struct bench_mech *m, enum bench_
 	if (p != PROG_HANDLER && p != PROG_EMPTY)
 		return BENCH_FAILED;
 	return run(e, m, p, s, true, reason, rlen);
+}
+
+void bench_row_init(struct bench_row *r, const struct bench_mech *m, enum bench_prog p,
+		    int repeats)
+{
+	memset(r, 0, sizeof(*r));
+	r->mech = m;
+	r->prog = p;
+	r->available = true;
+	r->samples = calloc(repeats, sizeof(*r->samples));
+}
+
+const struct bench_row *bench_rows_find(const struct bench_row *rows, int n, const char *mech,
+					enum bench_prog p)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].mech->name, mech) && rows[i].prog == p && rows[i].available &&
+		    rows[i].n > 0)
+			return &rows[i];
+	return NULL;
+}
+
+/*
+ * The median of the per-repeat ratios a / b: the rows of one repeat run next to each
+ * other, so drift of the machine between repeats cancels out of each ratio.
+ */
+static double paired_ratio(const struct bench_row *a, const struct bench_row *b)
+{
+	int n = a->n < b->n ? a->n : b->n;
+	double v[n > 0 ? n : 1];
+
+	for (int i = 0; i < n; i++)
+		v[i] = a->samples[i].ns / b->samples[i].ns;
+	return bench_median(v, n);
+}
+
+double bench_row_vs_empty_pct(const struct bench_row *rows, int n, const struct bench_row *r)
+{
+	const struct bench_row *e = bench_rows_find(rows, n, r->mech->name, PROG_EMPTY);
+	if (r->prog != PROG_HANDLER || !e)
+		return NAN;
+	return (paired_ratio(r, e) - 1) * 100;
+}
+
+double bench_row_vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r)
+{
+	const struct bench_row *b = bench_rows_find(rows, n, r->mech->name, PROG_BPFTRACE);
+	/* bpftrace missing hits (its -p watchpoint covers one thread) measured another job */
+	if (r->prog != PROG_HANDLER || !b || !b->verified)
+		return NAN;
+	return paired_ratio(r, b);
+}
+
+/* The program's own run time per hit (BPF statistics run); NaN without one. */
+double bench_row_prog_ns(const struct bench_row *r)
+{
+	if (!r->stats.prog_stats || !r->stats.prog_runs)
+		return NAN;
+	return (double)r->stats.prog_ns / r->stats.prog_runs;
+}
+
+/*
+ * Handler rows: what the handler's own work adds to a hit, in % of a hit with the
+ * empty program (run times from the kernel's BPF statistics, which machine noise
+ * does not touch: the precise form of the "within 5 % of the floor" target).
+ */
+double bench_row_handler_added_pct(const struct bench_row *rows, int n, const struct bench_row *r)
+{
+	const struct bench_row *e = bench_rows_find(rows, n, r->mech->name, PROG_EMPTY);
+	if (r->prog != PROG_HANDLER || !e)
+		return NAN;
+	return (bench_row_prog_ns(r) - bench_row_prog_ns(e)) / e->ns_median * 100;
+}
+
+double bench_row_loss_pct(const struct bench_row *r, const struct bench_row *base)
+{
+	/* paired with the baseline run of the same repeat, like the other ratios */
+	return (1 - 1 / paired_ratio(r, base)) * 100;
+}
+
+void bench_row_free(struct bench_row *r)
+{
+	free(r->samples);
+	r->samples = NULL;
+}
+
+int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int repeats,
+		  bool *interrupted)
+{
+	double saved = e->duration_s;
+	int rc = 0;
+
+	*interrupted = false;
+	/*
+	 * Repeats interleave the rows, so that drift hits every row alike, and every other
+	 * repeat runs them in reverse, so that neither of two neighbours always goes first.
+	 */
+	for (int rep = 0; rep < repeats && !*interrupted && rc == 0; rep++) {
+		for (int k = 0; k < nrows; k++) {
+			struct bench_row *r = &rows[rep % 2 ? nrows - 1 - k : k];
+			if (!r->available)
+				continue;
+			int ret = bench_run(e, r->mech, r->prog, &r->samples[r->n], r->reason,
+					    sizeof(r->reason));
+			if (ret == BENCH_OK) {
+				r->n++;
+			} else if (ret == BENCH_UNAVAILABLE) {
+				r->available = false;
+			} else if (ret == BENCH_INTERRUPTED) {
+				*interrupted = true;
+				break;
+			} else {
+				rc = -1;
+				break;
+			}
+		}
+	}
+	/*
+	 * One short run more per BPF row with the kernel's run-time statistics on: the
+	 * program's own time per hit, and a run count that checks the empty program too.
+	 */
+	e->duration_s = saved < 0.1 ? saved : 0.1;
+	for (int i = 0; i < nrows && !*interrupted && rc == 0; i++) {
+		struct bench_row *r = &rows[i];
+		char reason[256];
+		if (!r->available || !r->n || (r->prog != PROG_HANDLER && r->prog != PROG_EMPTY))
+			continue;
+		int ret = bench_run_stats(e, r->mech, r->prog, &r->stats, reason, sizeof(reason));
+		if (ret == BENCH_INTERRUPTED)
+			*interrupted = true;
+		else if (ret == BENCH_FAILED)
+			rc = -1;
+		else if (ret == BENCH_UNAVAILABLE)
+			verbose("no BPF statistics for %s: %s", r->mech->name, reason);
+	}
+	e->duration_s = saved;
+	for (int i = 0; i < nrows; i++)
+		bench_row_finish(&rows[i]);
+	return rc;
 }
 
 static int cmp_double(const void *a, const void *b)

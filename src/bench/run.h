@@ -102,8 +102,47 @@ struct bench_row {
 	bool stats_verified;        /* stats.prog_runs == stats.iterations */
 };
 
+/* An available row with room for repeats samples; bench_row_free releases it. */
+void bench_row_init(struct bench_row *r, const struct bench_mech *m, enum bench_prog p,
+		    int repeats);
+void bench_row_free(struct bench_row *r);
+
+/*
+ * Runs every available row repeats times, interleaved (the rows of one repeat one
+ * after the other, in reverse order every other repeat, so that drift of the machine
+ * hits every row alike and neither of two neighbours always goes first); a row the
+ * kernel cannot attach becomes unavailable with its reason. Then one short run more
+ * per BPF row with the kernel's run-time statistics on. Finishes every row. 0, or -1
+ * on a run-time failure (printed); *interrupted on Ctrl-C (the rows keep what ran).
+ */
+int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int repeats,
+		  bool *interrupted);
+
 /* Median and spread ((max - min) / median, in %) of the samples' ns and rates. */
 void bench_row_finish(struct bench_row *r);
 double bench_median(double *v, int n);
+
+/* The measured row of that mechanism and program, or NULL. */
+const struct bench_row *bench_rows_find(const struct bench_row *rows, int n, const char *mech,
+					enum bench_prog p);
+/*
+ * Ratios from paired samples: the median over repeats of sample i of r against sample
+ * i of the other row, so drift between repeats cancels out. NaN when not applicable.
+ * vs_empty_pct: a handler row over its empty row, in %; vs_bpftrace: a handler row
+ * over its bpftrace row (only when bpftrace's count was right); loss_pct: the math
+ * loop's throughput lost against the baseline, in %.
+ */
+double bench_row_vs_empty_pct(const struct bench_row *rows, int n, const struct bench_row *r);
+double bench_row_vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r);
+double bench_row_loss_pct(const struct bench_row *r, const struct bench_row *base);
+/* The program's own run time per hit from the statistics run; NaN without one. */
+double bench_row_prog_ns(const struct bench_row *r);
+/*
+ * Handler rows: what the handler's own work adds to a hit, in % of a hit with the
+ * empty program: (handler prog ns - empty prog ns) / empty ns per event. Kernel
+ * statistics, which machine noise does not reach: the precise form of the target.
+ */
+double bench_row_handler_added_pct(const struct bench_row *rows, int n,
+				   const struct bench_row *r);
 
 #endif

@@ -97,86 +97,6 @@ static int bad_mechanism(const char *name)
 	return EXIT_USAGE;
 }
 
-static void add_row(struct bench_row *rows, int *n, const struct bench_mech *m, enum bench_prog p,
-		    int repeats)
-{
-	struct bench_row *r = &rows[(*n)++];
-	memset(r, 0, sizeof(*r));
-	r->mech = m;
-	r->prog = p;
-	r->available = true;
-	r->samples = calloc(repeats, sizeof(*r->samples));
-}
-
-static const struct bench_row *find_row(const struct bench_row *rows, int n, const char *mech,
-					enum bench_prog p)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(rows[i].mech->name, mech) && rows[i].prog == p && rows[i].available &&
-		    rows[i].n > 0)
-			return &rows[i];
-	return NULL;
-}
-
-/*
- * The median of the per-repeat ratios a / b: the rows of one repeat run next to each
- * other, so drift of the machine between repeats cancels out of each ratio.
- */
-static double paired_ratio(const struct bench_row *a, const struct bench_row *b)
-{
-	int n = a->n < b->n ? a->n : b->n;
-	double v[n > 0 ? n : 1];
-
-	for (int i = 0; i < n; i++)
-		v[i] = a->samples[i].ns / b->samples[i].ns;
-	return bench_median(v, n);
-}
-
-/* Handler rows: how much it adds over the empty program, and its ratio to bpftrace. */
-static double vs_empty_pct(const struct bench_row *rows, int n, const struct bench_row *r)
-{
-	const struct bench_row *e = find_row(rows, n, r->mech->name, PROG_EMPTY);
-	if (r->prog != PROG_HANDLER || !e)
-		return NAN;
-	return (paired_ratio(r, e) - 1) * 100;
-}
-
-static double vs_bpftrace(const struct bench_row *rows, int n, const struct bench_row *r)
-{
-	const struct bench_row *b = find_row(rows, n, r->mech->name, PROG_BPFTRACE);
-	/* bpftrace missing hits (its -p watchpoint covers one thread) measured another job */
-	if (r->prog != PROG_HANDLER || !b || !b->verified)
-		return NAN;
-	return paired_ratio(r, b);
-}
-
-/* The program's own run time per hit (BPF statistics run); NaN without one. */
-static double prog_ns(const struct bench_row *r)
-{
-	if (!r->stats.prog_stats || !r->stats.prog_runs)
-		return NAN;
-	return (double)r->stats.prog_ns / r->stats.prog_runs;
-}
-
-/*
- * Handler rows: what the handler's own work adds to a hit, in % of a hit with the
- * empty program (run times from the kernel's BPF statistics, which machine noise
- * does not touch: the precise form of the "within 5 % of the floor" target).
- */
-static double handler_added_pct(const struct bench_row *rows, int n, const struct bench_row *r)
-{
-	const struct bench_row *e = find_row(rows, n, r->mech->name, PROG_EMPTY);
-	if (r->prog != PROG_HANDLER || !e)
-		return NAN;
-	return (prog_ns(r) - prog_ns(e)) / e->ns_median * 100;
-}
-
-static double loss_pct(const struct bench_row *r, const struct bench_row *base)
-{
-	/* paired with the baseline run of the same repeat, like the other ratios */
-	return (1 - 1 / paired_ratio(r, base)) * 100;
-}
-
 static void print_config(const struct opts *o, const char *btver)
 {
 	struct utsname u;
@@ -241,12 +161,12 @@ static void print_row_json(const struct bench_row *rows, int n, const struct ben
 		}
 		if (o->workload == WORKLOAD_MATH) {
 			if (base && base != r)
-				json_double(&j, "loss_pct", loss_pct(r, base));
+				json_double(&j, "loss_pct", bench_row_loss_pct(r, base));
 			else
 				json_null(&j, "loss_pct");
 		}
 		if (r->prog == PROG_HANDLER || r->prog == PROG_EMPTY) {
-			json_double(&j, "prog_ns", prog_ns(r));
+			json_double(&j, "prog_ns", bench_row_prog_ns(r));
 			if (r->stats.prog_stats) {
 				json_uint(&j, "prog_runs", r->stats.prog_runs);
 				json_uint(&j, "prog_iterations", r->stats.iterations);
@@ -258,9 +178,9 @@ static void print_row_json(const struct bench_row *rows, int n, const struct ben
 			}
 		}
 		if (r->prog == PROG_HANDLER) {
-			json_double(&j, "handler_added_pct", handler_added_pct(rows, n, r));
-			json_double(&j, "vs_empty_pct", vs_empty_pct(rows, n, r));
-			json_double(&j, "vs_bpftrace", vs_bpftrace(rows, n, r));
+			json_double(&j, "handler_added_pct", bench_row_handler_added_pct(rows, n, r));
+			json_double(&j, "vs_empty_pct", bench_row_vs_empty_pct(rows, n, r));
+			json_double(&j, "vs_bpftrace", bench_row_vs_bpftrace(rows, n, r));
 		}
 	}
 	json_object_end(&j);
@@ -286,16 +206,16 @@ static void print_row_text(const struct bench_row *rows, int n, const struct ben
 	}
 	if (base && base != r) {
 		if (o->workload == WORKLOAD_MATH)
-			snprintf(over, sizeof(over), "%.1f%%", loss_pct(r, base));
+			snprintf(over, sizeof(over), "%.1f%%", bench_row_loss_pct(r, base));
 		else
 			snprintf(over, sizeof(over), "%.1f", r->ns_median - base->ns_median);
 	}
 	if (r->counted)
 		snprintf(check, sizeof(check), "%s", r->verified ? "ok" : "MISMATCH");
-	if (!isnan(prog_ns(r)))
-		snprintf(prog, sizeof(prog), "%.1f%s", prog_ns(r), r->stats_verified ? "" : "!");
-	double ha = handler_added_pct(rows, n, r), ve = vs_empty_pct(rows, n, r);
-	double vb = vs_bpftrace(rows, n, r);
+	if (!isnan(bench_row_prog_ns(r)))
+		snprintf(prog, sizeof(prog), "%.1f%s", bench_row_prog_ns(r), r->stats_verified ? "" : "!");
+	double ha = bench_row_handler_added_pct(rows, n, r), ve = bench_row_vs_empty_pct(rows, n, r);
+	double vb = bench_row_vs_bpftrace(rows, n, r);
 	if (!isnan(ha))
 		snprintf(ha_s, sizeof(ha_s), "%+.1f%%", ha);
 	if (!isnan(ve))
@@ -363,7 +283,7 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 			if (base)
 				json_double(&j, "ns_over_baseline", pick[i]->ns_median - base->ns_median);
 			if (math && base)
-				json_double(&j, "loss_pct", loss_pct(pick[i], base));
+				json_double(&j, "loss_pct", bench_row_loss_pct(pick[i], base));
 			json_object_end(&j);
 		}
 		json_int(&j, "mismatches", mismatches);
@@ -378,14 +298,14 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 		printf("interrupted: the figures cover the runs that finished\n");
 	if (math && base) {
 		if (u)
-			printf("the math loop loses %.1f%% of its throughput to %s", loss_pct(u, base),
+			printf("the math loop loses %.1f%% of its throughput to %s", bench_row_loss_pct(u, base),
 			       u->mech->name);
 		if (s)
-			printf("%s%.1f%% to %s", u ? ", " : "the math loop loses ", loss_pct(s, base),
+			printf("%s%.1f%% to %s", u ? ", " : "the math loop loses ", bench_row_loss_pct(s, base),
 			       s->mech->name);
 		if (w)
 			printf("%s%.1f%% to a watchpoint", u || s ? ", " : "the math loop loses ",
-			       loss_pct(w, base));
+			       bench_row_loss_pct(w, base));
 		if (u || s || w)
 			printf("\n");
 		return;
@@ -456,12 +376,12 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 		if (!selected[i])
 			continue;
 		if (m->attach == ATTACH_NONE || m->attach == ATTACH_WATCHPOINT)
-			add_row(rows, &nrows, m, PROG_NONE, o->repeats);
+			bench_row_init(&rows[nrows++], m, PROG_NONE, o->repeats);
 		if (m->attach != ATTACH_NONE) {
-			add_row(rows, &nrows, m, PROG_HANDLER, o->repeats);
-			add_row(rows, &nrows, m, PROG_EMPTY, o->repeats);
+			bench_row_init(&rows[nrows++], m, PROG_HANDLER, o->repeats);
+			bench_row_init(&rows[nrows++], m, PROG_EMPTY, o->repeats);
 			if (o->vs_bpftrace)
-				add_row(rows, &nrows, m, PROG_BPFTRACE, o->repeats);
+				bench_row_init(&rows[nrows++], m, PROG_BPFTRACE, o->repeats);
 		}
 	}
 
@@ -470,53 +390,12 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 		fprintf(stderr, "measuring %d rows x %d repeats of %.2g s...\n", nrows, o->repeats,
 			o->duration);
 
-	/*
-	 * Repeats interleave the rows, so that drift hits every row alike, and every other
-	 * repeat runs them in reverse, so that neither of two neighbours always goes first.
-	 */
-	for (int rep = 0; rep < o->repeats && !interrupted && rc == EXIT_OK; rep++) {
-		for (int k = 0; k < nrows; k++) {
-			struct bench_row *r = &rows[rep % 2 ? nrows - 1 - k : k];
-			if (!r->available)
-				continue;
-			int ret = bench_run(&env, r->mech, r->prog, &r->samples[r->n], r->reason,
-					    sizeof(r->reason));
-			if (ret == BENCH_OK) {
-				r->n++;
-			} else if (ret == BENCH_UNAVAILABLE) {
-				r->available = false;
-			} else if (ret == BENCH_INTERRUPTED) {
-				interrupted = true;
-				break;
-			} else {
-				rc = EXIT_FAIL;
-				break;
-			}
-		}
-	}
-	/*
-	 * One short run more per BPF row with the kernel's run-time statistics on: the
-	 * program's own time per hit, and a run count that checks the empty program too.
-	 */
-	env.duration_s = o->duration < 0.1 ? o->duration : 0.1;
-	for (int i = 0; i < nrows && !interrupted && rc == EXIT_OK; i++) {
-		struct bench_row *r = &rows[i];
-		char reason[256];
-		if (!r->available || !r->n || (r->prog != PROG_HANDLER && r->prog != PROG_EMPTY))
-			continue;
-		int ret = bench_run_stats(&env, r->mech, r->prog, &r->stats, reason, sizeof(reason));
-		if (ret == BENCH_INTERRUPTED)
-			interrupted = true;
-		else if (ret == BENCH_FAILED)
-			rc = EXIT_FAIL;
-		else if (ret == BENCH_UNAVAILABLE)
-			verbose("no BPF statistics for %s: %s", r->mech->name, reason);
-	}
+	if (bench_measure(&env, rows, nrows, o->repeats, &interrupted))
+		rc = EXIT_FAIL;
 	bench_env_free(&env);
 
 	const struct bench_row *base = NULL;
 	for (int i = 0; i < nrows; i++) {
-		bench_row_finish(&rows[i]);
 		if (rows[i].mech == &bench_mechs[0] && rows[i].n > 0)
 			base = &rows[i];
 	}
@@ -572,7 +451,7 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 		}
 	}
 	for (int i = 0; i < nrows; i++)
-		free(rows[i].samples);
+		bench_row_free(&rows[i]);
 	return rc;
 }
 
