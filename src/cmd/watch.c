@@ -94,7 +94,7 @@ static void usage(FILE *f)
 		"  dbtap watch xid --by pid          XIDs assigned per second, by backend\n"
 		"  dbtap watch oid --by type -d 60   OIDs consumed in a minute, by backend type\n"
 		"  dbtap watch xid --mode poll       the same rate without any trap\n"
-		"  dbtap watch 'MyProc->8:4' -p 1234 a field of a pointed-to struct\n");
+		"  dbtap watch 'ShmemVariableCache->4:4' --pg   oidCount, by offset\n");
 }
 
 /* --pg takes an optional argument; "--pg DIR" (space) is accepted when DIR cannot be WHAT. */
