@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"known first instruction in a loop and counts its calls; each mechanism is\n"
 		"attached with dbtap's counting handler and with an empty BPF program (the floor),\n"
 		"and the handler's count must equal the workload's own count.\n\n"
-		"mechanisms (default: all):\n");
+		"mechanisms (default: all; --workload math: uprobe-nop, uprobe-mov, watchpoint):\n");
 	for (int i = 0; i < bench_nmechs; i++)
 		fprintf(f, "  %-16s %s\n", bench_mechs[i].name, bench_mechs[i].what);
 	fprintf(f,
