@@ -35,13 +35,21 @@ struct {
 	__type(value, struct tps_totals);
 } totals SEC(".maps");
 
-static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid)
+/*
+ * The backend's entry, made when missing. A transaction start also checks the thread's
+ * start time: pid_max wraps, and a thread id seen before may now be another backend.
+ * Commits and aborts skip that check (a new backend's first event is a start).
+ */
+static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid, bool at_start)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 born = BPF_CORE_READ(task, start_time);
 	struct tps_backend *b = bpf_map_lookup_elem(&backends, &tid);
+	struct task_struct *task;
+	__u64 born;
 
-	/* pid_max wraps: a thread id seen before may now be another backend. */
+	if (b && !at_start)
+		return b;
+	task = (struct task_struct *)bpf_get_current_task();
+	born = BPF_CORE_READ(task, start_time);
 	if (b && b->born == born)
 		return b;
 	struct tps_backend zero = { .tgid = tgid, .born = born };
@@ -60,7 +68,7 @@ int BPF_USDT(tx_start)
 	if (!filter_match())
 		return 0;
 	now = bpf_ktime_get_ns();
-	b = backend_get((__u32)id, id >> 32);
+	b = backend_get((__u32)id, id >> 32, true);
 	t = bpf_map_lookup_elem(&totals, &zero);
 	if (!b || !t)
 		return 0;
@@ -94,7 +102,7 @@ static __always_inline void tx_end(bool commit)
 	if (!filter_match())
 		return;
 	now = bpf_ktime_get_ns();
-	b = backend_get((__u32)id, id >> 32);
+	b = backend_get((__u32)id, id >> 32, false);
 	t = bpf_map_lookup_elem(&totals, &zero);
 	if (!b || !t)
 		return;
