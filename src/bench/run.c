@@ -417,8 +417,17 @@ int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int re
 			int ret = bench_run(e, r->mech, r->prog, &r->samples[r->n], r->reason,
 					    sizeof(r->reason));
 			if (ret == BENCH_OK) {
-				r->n++;
+				const struct bench_sample *x = &r->samples[r->n++];
+				if (x->counted)
+					verbose("%s %s: %" PRIu64 " calls, %.1f ns each, %" PRIu64 " counted",
+						r->mech->name, bench_prog_name(r->prog), x->iterations,
+						x->ns, x->count);
+				else
+					verbose("%s %s: %" PRIu64 " calls, %.1f ns each", r->mech->name,
+						bench_prog_name(r->prog), x->iterations, x->ns);
 			} else if (ret == BENCH_UNAVAILABLE) {
+				verbose("%s %s: not available: %s", r->mech->name,
+					bench_prog_name(r->prog), r->reason);
 				r->available = false;
 			} else if (ret == BENCH_INTERRUPTED) {
 				*interrupted = true;
