@@ -75,7 +75,7 @@ test_expect_success 'SYMBOL->OFFSET:LEN and SYMBOL+OFFSET:LEN' '
 
 test_expect_success '0xADDRESS, and :1 on the low byte (its value wraps)' '
 	watched_start f 300 1 &&
-	dbtap watch plain_counter -p "$(cat f.pid)" -d 0.1 -j >probe.json &&
+	dbtap watch plain_counter -p "$(cat f.pid)" --mode poll -d 0.1 -j >probe.json &&
 	addr=$(json_py "print(d[\"address\"])" <probe.json) &&
 	watch_start f.json "$addr:1" -p "$(cat f.pid)" -j &&
 	watched_go f && watch_stop && kill "$(cat f.pid)" &&
