@@ -222,7 +222,11 @@ test_expect_success 'USDT semaphores of the server: +1 while attached, back afte
 		test "$(usdt_semaphore $PG_PID $bin $p)" = $(( $(eval echo \$before_$p) + 1 )) || return 1
 	done &&
 	test "$(usdt_semaphore $PG_PID $bin query__start)" = "$before_query__start" &&
+	bpftool prog list >progs.attached &&
 	trace_stop TERM &&
+	bpftool prog list >progs.after &&
+	test_grep "name tx_start" progs.attached &&
+	! grep -q "name tx_start" progs.after &&
 	for p in $probes; do
 		test "$(usdt_semaphore $PG_PID $bin $p)" = "$(eval echo \$before_$p)" || return 1
 	done &&
