@@ -368,9 +368,7 @@ double bench_row_vs_bpftrace(const struct bench_row *rows, int n, const struct b
 /* The program's own run time per hit (BPF statistics run); NaN without one. */
 double bench_row_prog_ns(const struct bench_row *r)
 {
-	if (!r->stats.prog_stats || !r->stats.prog_runs)
-		return NAN;
-	return (double)r->stats.prog_ns / r->stats.prog_runs;
+	return r->nstats ? r->prog_ns_median : NAN;
 }
 
 /*
@@ -439,22 +437,38 @@ int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int re
 		}
 	}
 	/*
-	 * One short run more per BPF row with the kernel's run-time statistics on: the
-	 * program's own time per hit, and a run count that checks the empty program too.
+	 * Short runs of each BPF row with the kernel's run-time statistics on: the
+	 * program's own time per hit (the median over the runs: its clock reads are
+	 * noisy too), and run counts that check the empty program as well.
 	 */
+	int nstats = repeats < BENCH_STATS_RUNS ? repeats : BENCH_STATS_RUNS;
 	e->duration_s = saved < 0.1 ? saved : 0.1;
-	for (int i = 0; i < nrows && !*interrupted && rc == 0; i++) {
-		struct bench_row *r = &rows[i];
-		char reason[256];
-		if (!r->available || !r->n || (r->prog != PROG_HANDLER && r->prog != PROG_EMPTY))
-			continue;
-		int ret = bench_run_stats(e, r->mech, r->prog, &r->stats, reason, sizeof(reason));
-		if (ret == BENCH_INTERRUPTED)
-			*interrupted = true;
-		else if (ret == BENCH_FAILED)
-			rc = -1;
-		else if (ret == BENCH_UNAVAILABLE)
-			verbose("no BPF statistics for %s: %s", r->mech->name, reason);
+	for (int rep = 0; rep < nstats && !*interrupted && rc == 0; rep++) {
+		for (int k = 0; k < nrows && !*interrupted && rc == 0; k++) {
+			struct bench_row *r = &rows[rep % 2 ? nrows - 1 - k : k];
+			struct bench_sample x;
+			char reason[256];
+			if (!r->available || !r->n || (r->prog != PROG_HANDLER && r->prog != PROG_EMPTY))
+				continue;
+			int ret = bench_run_stats(e, r->mech, r->prog, &x, reason, sizeof(reason));
+			if (ret == BENCH_INTERRUPTED) {
+				*interrupted = true;
+			} else if (ret == BENCH_FAILED) {
+				rc = -1;
+			} else if (ret == BENCH_UNAVAILABLE) {
+				verbose("no BPF statistics for %s: %s", r->mech->name, reason);
+			} else if (x.prog_runs) {
+				r->stats.prog_stats = true;
+				r->stats.iterations += x.iterations;
+				r->stats.prog_runs += x.prog_runs;
+				r->stats.prog_ns += x.prog_ns;
+				r->prog_per_hit[r->nstats++] = (double)x.prog_ns / x.prog_runs;
+			} else {
+				/* it never ran: the count check below says so */
+				r->stats.prog_stats = true;
+				r->stats.iterations += x.iterations;
+			}
+		}
 	}
 	e->duration_s = saved;
 	for (int i = 0; i < nrows; i++)
@@ -493,6 +507,9 @@ void bench_row_finish(struct bench_row *r)
 	}
 	r->verified = r->counted && r->count == r->iterations;
 	r->stats_verified = r->stats.prog_stats && r->stats.prog_runs == r->stats.iterations;
+	double per_hit[BENCH_STATS_RUNS];
+	memcpy(per_hit, r->prog_per_hit, sizeof(per_hit));
+	r->prog_ns_median = bench_median(per_hit, r->nstats);
 	r->ns_median = bench_median(ns, r->n);
 	r->rate_median = bench_median(rate, r->n);
 	r->wall_rate_median = bench_median(wall, r->n);

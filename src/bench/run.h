@@ -86,6 +86,8 @@ int bench_run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p
 int bench_run_stats(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
 		    struct bench_sample *s, char *reason, size_t rlen);
 
+#define BENCH_STATS_RUNS 5
+
 /* A table row: one mechanism with one program, over the repeats. */
 struct bench_row {
 	const struct bench_mech *mech;
@@ -98,7 +100,15 @@ struct bench_row {
 	double ns_median, ns_spread_pct, rate_median, wall_rate_median;
 	uint64_t iterations, count; /* sums over the samples */
 	bool counted, verified;
-	struct bench_sample stats;  /* the statistics run, when stats.prog_stats */
+	/*
+	 * The statistics runs (up to BENCH_STATS_RUNS, interleaved like the repeats):
+	 * iterations, prog_runs and prog_ns summed in stats, each run's program time per
+	 * hit in prog_per_hit, their median in prog_ns_median.
+	 */
+	struct bench_sample stats;
+	double prog_per_hit[BENCH_STATS_RUNS];
+	int nstats;
+	double prog_ns_median;
 	bool stats_verified;        /* stats.prog_runs == stats.iterations */
 };
 
@@ -111,8 +121,9 @@ void bench_row_free(struct bench_row *r);
  * Runs every available row repeats times, interleaved (the rows of one repeat one
  * after the other, in reverse order every other repeat, so that drift of the machine
  * hits every row alike and neither of two neighbours always goes first); a row the
- * kernel cannot attach becomes unavailable with its reason. Then one short run more
- * per BPF row with the kernel's run-time statistics on. Finishes every row. 0, or -1
+ * kernel cannot attach becomes unavailable with its reason. Then short runs of the BPF
+ * rows with the kernel's run-time statistics on (as many as the repeats, at most
+ * BENCH_STATS_RUNS). Finishes every row. 0, or -1
  * on a run-time failure (printed); *interrupted on Ctrl-C (the rows keep what ran).
  */
 int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int repeats,
