@@ -52,32 +52,49 @@ int proc_list(pid_t **pids)
 
 int file_find_string(const char *path, const char *marker, char *out, size_t len)
 {
+	/*
+	 * Read in small chunks rather than mapped: a server binary is tens of megabytes,
+	 * and touching all of it would count toward dbtap's resident set.
+	 */
+	enum { CHUNK = 64 * 1024 };
+	size_t mlen = strlen(marker);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
 	int ret = -1;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || st.st_size == 0 || !len) {
+	if (!len || !mlen || mlen + len > CHUNK / 2) {
 		close(fd);
 		return -1;
 	}
-	/* Mapped, not read: server binaries are tens of megabytes and mostly cached. */
-	const char *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	size_t mlen = strlen(marker);
-	const char *hit = memmem(p, st.st_size, marker, mlen);
-	if (hit) {
-		const char *s = hit + mlen, *end = p + st.st_size;
-		size_t i = 0;
-		while (s < end && i + 1 < len && isprint((unsigned char)*s))
-			out[i++] = *s++;
-		out[i] = '\0';
-		ret = 0;
+	char *buf = malloc(CHUNK);
+	off_t off = 0;
+	size_t have = 0;
+	while (buf) {
+		ssize_t n = pread(fd, buf + have, CHUNK - have, off);
+		if (n < 0)
+			break;
+		off += n;
+		have += n;
+		const char *hit = memmem(buf, have, marker, mlen);
+		/* Take the value once it is whole in the buffer, or the file has ended. */
+		if (hit && (n == 0 || (size_t)(buf + have - hit) >= mlen + len)) {
+			const char *s = hit + mlen, *e = buf + have;
+			size_t i = 0;
+			while (s < e && i + 1 < len && isprint((unsigned char)*s))
+				out[i++] = *s++;
+			out[i] = '\0';
+			ret = 0;
+			break;
+		}
+		if (n == 0)
+			break;
+		size_t keep = hit ? (size_t)(buf + have - hit) : (have < mlen + len ? have : mlen + len);
+		memmove(buf, buf + have - keep, keep);
+		have = keep;
 	}
-	munmap((void *)p, st.st_size);
+	free(buf);
+	close(fd);
 	return ret;
 }
 
