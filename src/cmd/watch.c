@@ -139,6 +139,9 @@ static void fill_type(struct watch_cmd *c, struct proc_info *p)
 		snprintf(p->type, sizeof(p->type), "%s", target_proc_type(&c->t, p->pid));
 	} else if (!c->probe || watch_probe_title(c->probe, p->pid, title, sizeof(title))) {
 		proc_comm(p->pid, p->type, sizeof(p->type));
+	} else if (!pg_title_parse(title, p->type, sizeof(p->type), user, sizeof(user), db,
+				   sizeof(db))) {
+		return; /* a PostgreSQL process watched with -p or -t */
 	} else {
 		/* argv[0]'s base name: what ps shows for a program that keeps its argv. */
 		const char *base = strrchr(title, '/');

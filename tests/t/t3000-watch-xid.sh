@@ -72,6 +72,37 @@ assert sum(l[\"writes\"] for l in lines if \"writes\" in l) <= 40
 " <w6.json
 '
 
+# session_start NAME N: a backend that waits for NAME.go, then runs txid_current() N
+# times; its pid in NAME.pid once it is connected.
+session_start() {
+	rm -f "$1.go" "$1.pid"
+	{
+		echo "select pg_backend_pid();"
+		echo "\\! while [ ! -e $1.go ]; do sleep 0.05; done"
+		for i in $(seq 1 "$2"); do echo "select txid_current();"; done
+	} | psql -XAtq -v ON_ERROR_STOP=1 -f - >"$1.out" &
+	session_bg=$!
+	for i in $(seq 1 100); do
+		[ -s "$1.out" ] && head -n1 "$1.out" >"$1.pid" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+for opt in -p -t; do
+	test_expect_success "xid $opt BACKEND: that backend's writes only, typed from its title" '
+		session_start s 5 &&
+		watch_start ws.json xid $opt "$(cat s.pid)" -j -i 0 &&
+		xid_calls 3 other >/dev/null &&
+		touch s.go && wait $session_bg &&
+		watch_stop &&
+		json_py "
+assert d[\"total\"] == 5 and d[\"ignored\"] == 3, d
+assert d[\"processes\"] == [{\"pid\": $(cat s.pid), \"type\": \"client backend\", \"count\": 5}], d
+" <ws.json
+	'
+done
+
 test_expect_success 'read-only transactions (select 1, checkpoint) write nothing' '
 	watch_start w3.json xid --pg="$PGDATA" -j -i 0 &&
 	for i in $(seq 1 20); do echo "select 1;"; done | psql -XAtq -f - >/dev/null &&
