@@ -529,12 +529,7 @@ int cmd_doctor(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
-		if (opt == 'P' && !optarg && optind < argc && argv[optind][0] != '-') {
-			/* "--pg DIR" as well as "--pg=DIR": the value is optional. */
-			target_opt(&to, opt, argv[optind++]);
-			continue;
-		}
-		if (target_opt(&to, opt, optarg))
+		if (target_opt(&to, opt, argc, argv))
 			continue;
 		if (opt == 'h') {
 			usage(stdout);

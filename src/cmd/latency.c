@@ -88,18 +88,6 @@ static void usage(FILE *f)
 		"  dbtap latency --pg usdt:postgresql:lock__wait__start usdt:postgresql:lock__wait__done\n");
 }
 
-static bool looks_like_pg_target(const char *w)
-{
-	if (!w || !*w || w[0] == '-')
-		return false;
-	if (w[0] == '/' || w[0] == '.' || w[0] == '~')
-		return true;
-	for (const char *p = w; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return false;
-	return true;
-}
-
 static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -119,11 +107,7 @@ static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, ch
 	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
-		if (opt == 'P' && !optarg && optind < argc && looks_like_pg_target(argv[optind])) {
-			target_opt(to, opt, argv[optind++]);
-			continue;
-		}
-		if (target_opt(to, opt, optarg))
+		if (target_opt(to, opt, argc, argv))
 			continue;
 		switch (opt) {
 		case 'i':

@@ -1214,7 +1214,7 @@ int cmd_stat(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":e:i:d:p:t:h" GLOBAL_SHORTOPTS, longopts,
 				  NULL)) != -1) {
-		if (global_opt(opt) || target_opt(&c.topts, opt, optarg))
+		if (global_opt(opt) || target_opt(&c.topts, opt, argc, argv))
 			continue;
 		switch (opt) {
 		case 'e':

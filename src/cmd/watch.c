@@ -98,18 +98,6 @@ static void usage(FILE *f)
 }
 
 /* --pg takes an optional argument; "--pg DIR" (space) is accepted when DIR cannot be WHAT. */
-static bool looks_like_pg_target(const char *w)
-{
-	if (!w || !*w || w[0] == '-')
-		return false;
-	if (w[0] == '/' || w[0] == '.' || w[0] == '~')
-		return true;
-	for (const char *p = w; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return false;
-	return true;
-}
-
 static uint64_t mask_value(uint64_t v, int len)
 {
 	return len >= 8 ? v : v & ((1ull << (len * 8)) - 1);
@@ -534,11 +522,7 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
-		if (opt == 'P' && !optarg && optind < argc && looks_like_pg_target(argv[optind])) {
-			target_opt(to, opt, argv[optind++]);
-			continue;
-		}
-		if (target_opt(to, opt, optarg))
+		if (target_opt(to, opt, argc, argv))
 			continue;
 		switch (opt) {
 		case 'i':

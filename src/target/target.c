@@ -1,9 +1,12 @@
 /* What a command traces: --pg TARGET, -p PID[,PID] or -t TID, resolved once. */
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "target/proc.h"
@@ -11,18 +14,36 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-bool target_opt(struct target_opts *o, int opt, const char *arg)
+static bool looks_like_pg_target(const char *w)
+{
+	struct stat st;
+
+	if (!w || !*w || w[0] == '-')
+		return false;
+	if (w[0] == '/' || w[0] == '.' || w[0] == '~')
+		return true;
+	if (stat(w, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	for (const char *p = w; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+bool target_opt(struct target_opts *o, int opt, int argc, char **argv)
 {
 	switch (opt) {
 	case 'P':
 		o->pg_set = true;
-		o->pg = arg;
+		o->pg = optarg;
+		if (!optarg && optind < argc && looks_like_pg_target(argv[optind]))
+			o->pg = argv[optind++];
 		return true;
 	case 'p':
-		o->pids = arg;
+		o->pids = optarg;
 		return true;
 	case 't':
-		o->tid = arg;
+		o->tid = optarg;
 		return true;
 	}
 	return false;

@@ -28,8 +28,13 @@ struct target {
 
 /* Long option for --pg: optional argument, so "--pg" alone works (getopt_long). */
 #define TARGET_LONGOPTS { "pg", optional_argument, NULL, 'P' }
-/* Handles 'P', 'p', 't'; returns true when consumed. */
-bool target_opt(struct target_opts *o, int opt, const char *arg);
+/*
+ * Handles 'P', 'p', 't' inside a getopt_long loop (reads optarg, may advance optind);
+ * returns true when consumed. "--pg=X" and "--pg X" both work: a bare --pg takes the
+ * next word when it looks like a target (a path, a number, a directory), so
+ * "--pg xid" still leaves "xid" to the command.
+ */
+bool target_opt(struct target_opts *o, int opt, int argc, char **argv);
 
 /*
  * Resolves the options into processes. require: a target is mandatory. Prints the

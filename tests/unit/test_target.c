@@ -13,23 +13,42 @@
 
 #include <bpf/bpf.h>
 
+#include <getopt.h>
+
 #include "bpf/filter.h"
 #include "target/scan.h"
 #include "target/target.h"
 #include "util/error.h"
 
+/* Runs target_opt as a getopt loop would, with optarg/optind set up for it. */
+static bool opt_with(struct target_opts *o, int opt, char *arg, int argc, char **argv, int next)
+{
+	optarg = arg;
+	optind = next;
+	return target_opt(o, opt, argc, argv);
+}
+
 static void test_opts(void **state)
 {
 	struct target_opts o = { 0 };
+	char *argv[] = { "watch", "--pg", "xid", "--pg", "5432", "--pg", "/data", NULL };
 
-	assert_true(target_opt(&o, 'P', NULL));
+	assert_true(opt_with(&o, 'P', NULL, 7, argv, 2));
 	assert_true(o.pg_set);
-	assert_null(o.pg);
-	assert_true(target_opt(&o, 'p', "1,2"));
+	assert_null(o.pg);            /* "xid" is the command's word, not a target */
+	assert_int_equal(optind, 2);
+	assert_true(opt_with(&o, 'P', NULL, 7, argv, 4));
+	assert_string_equal(o.pg, "5432");
+	assert_int_equal(optind, 5);
+	assert_true(opt_with(&o, 'P', NULL, 7, argv, 6));
+	assert_string_equal(o.pg, "/data");
+	assert_true(opt_with(&o, 'P', "9.6", 7, argv, 7));
+	assert_string_equal(o.pg, "9.6"); /* --pg=VALUE is taken as given */
+	assert_true(opt_with(&o, 'p', "1,2", 7, argv, 7));
 	assert_string_equal(o.pids, "1,2");
-	assert_true(target_opt(&o, 't', "3"));
+	assert_true(opt_with(&o, 't', "3", 7, argv, 7));
 	assert_string_equal(o.tid, "3");
-	assert_false(target_opt(&o, 'i', "1"));
+	assert_false(opt_with(&o, 'i', "1", 7, argv, 7));
 }
 
 static void test_none(void **state)
