@@ -3,6 +3,7 @@
 
 #include "cmd/cmd.h"
 #include "util/error.h"
+#include "util/runloop.h"
 
 struct global_opts global;
 
@@ -31,4 +32,23 @@ int cmd_bad_option(const char *cmd, int opt, char **argv)
 		error("unknown option '%s'", word);
 	hint("see 'dbtap %s --help'", cmd);
 	return EXIT_USAGE;
+}
+
+int time_opt(struct time_opts *t, int opt, const char *arg)
+{
+	double v;
+
+	if (opt != 'i' && opt != 'd')
+		return 0;
+	v = parse_seconds(arg);
+	if (v <= 0) {
+		error("bad %s '%s': seconds expected", opt == 'i' ? "interval" : "duration", arg);
+		hint("e.g. %s", opt == 'i' ? "-i 1 or -i 0.5" : "-d 10");
+		return -1;
+	}
+	if (opt == 'i')
+		t->interval = v;
+	else
+		t->duration = v;
+	return 1;
 }

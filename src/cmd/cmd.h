@@ -40,4 +40,15 @@ bool global_opt(int opt);
  */
 int cmd_bad_option(const char *cmd, int opt, char **argv);
 
+/* -i SECONDS and -d SECONDS: the same words and checks in every tracing command. */
+struct time_opts {
+	double interval; /* 0: no interval reports */
+	double duration; /* 0: until Ctrl-C or the target exits */
+};
+#define TIME_LONGOPTS { "interval", required_argument, NULL, 'i' }, \
+		      { "duration", required_argument, NULL, 'd' }
+#define TIME_SHORTOPTS "i:d:"
+/* 1: opt was -i/-d and is stored; 0: not a time option; -1: bad value (error printed). */
+int time_opt(struct time_opts *t, int opt, const char *arg);
+
 #endif

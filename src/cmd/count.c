@@ -27,7 +27,7 @@ struct prev_hit {
 /* Types of pids seen, learnt while they live. */
 struct count_cmd {
 	struct target t;
-	double interval, duration;
+	struct time_opts time;
 	enum by by;
 	int max_probes;
 	struct probe_list probes;
@@ -71,33 +71,25 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 	static const struct option longopts[] = {
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
+		TIME_LONGOPTS,
 		{ "by", required_argument, NULL, 'b' },
 		{ "max-probes", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
 		if (target_opt(to, opt, argc, argv))
 			continue;
+		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+			return EXIT_USAGE;
+		if (r)
+			continue;
 		switch (opt) {
-		case 'i':
-			c->interval = parse_seconds(optarg);
-			if (c->interval <= 0)
-				return usage_error("bad interval '%s': seconds expected, e.g. -i 1 or -i 0.5",
-						   optarg);
-			break;
-		case 'd':
-			c->duration = parse_seconds(optarg);
-			if (c->duration <= 0)
-				return usage_error("bad duration '%s': seconds expected, e.g. -d 10", optarg);
-			break;
 		case 'b':
 			if (!strcmp(optarg, "pid"))
 				c->by = BY_PID;
@@ -388,7 +380,7 @@ int cmd_count(int argc, char **argv)
 	c.cur = calloc(c.probes.n, sizeof(*c.cur));
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.interval, c.duration);
+	runloop_init(&c.rl, c.time.interval, c.time.duration);
 	fprintf(stderr, "tracing %d probe%s in %s; Ctrl-C to stop\n", count_probe_nlinks(c.cp),
 		count_probe_nlinks(c.cp) == 1 ? "" : "s",
 		c.t.kind == TARGET_NONE ? "every process" : target_describe(&c.t));
@@ -402,7 +394,7 @@ int cmd_count(int argc, char **argv)
 			warning("%s exited; stopping", target_describe(&c.t));
 		break;
 	}
-	if (c.interval > 0)
+	if (c.time.interval > 0)
 		report(&c, false);
 	report(&c, true);
 	ret = EXIT_OK;

@@ -26,7 +26,7 @@ struct stmt {
 
 struct lat_cmd {
 	struct target t;
-	double interval, duration;
+	struct time_opts time;
 	struct hist_spec spec;
 	bool hist_given, query, raw;
 	int top;
@@ -93,34 +93,26 @@ static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, ch
 	static const struct option longopts[] = {
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
+		TIME_LONGOPTS,
 		{ "hist", required_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "raw-query", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
 		if (target_opt(to, opt, argc, argv))
 			continue;
+		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+			return EXIT_USAGE;
+		if (r)
+			continue;
 		switch (opt) {
-		case 'i':
-			c->interval = parse_seconds(optarg);
-			if (c->interval <= 0)
-				return usage_error("bad interval '%s': seconds expected, e.g. -i 1 or -i 0.5",
-						   optarg);
-			break;
-		case 'd':
-			c->duration = parse_seconds(optarg);
-			if (c->duration <= 0)
-				return usage_error("bad duration '%s': seconds expected, e.g. -d 10", optarg);
-			break;
 		case 'H':
 			if (hist_spec_parse(optarg, &c->spec) < 0)
 				return EXIT_USAGE;
@@ -490,7 +482,7 @@ int cmd_latency(int argc, char **argv)
 	c.h = calloc(1, sizeof(*c.h));
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.interval, c.duration);
+	runloop_init(&c.rl, c.time.interval, c.time.duration);
 	fprintf(stderr, "tracing %d pair%s in %s (%d probes); Ctrl-C to stop\n", c.npairs,
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
@@ -505,7 +497,7 @@ int cmd_latency(int argc, char **argv)
 			warning("%s exited; stopping", target_describe(&c.t));
 		break;
 	}
-	if (c.interval > 0)
+	if (c.time.interval > 0)
 		report(&c, false);
 	report(&c, true);
 	ret = EXIT_OK;

@@ -57,7 +57,7 @@ struct stat_cmd {
 	struct perf_event_desc *evs;
 	int nev;
 	enum stat_per per;
-	double interval, duration;
+	struct time_opts time;
 	const char *compare;
 	int top;
 	struct target_opts topts;
@@ -1194,8 +1194,7 @@ int cmd_stat(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "per", required_argument, NULL, 'R' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
+		TIME_LONGOPTS,
 		{ "compare", required_argument, NULL, 'C' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1212,9 +1211,14 @@ int cmd_stat(int argc, char **argv)
 	memset(sides, 0, sizeof(sides));
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":e:i:d:p:t:h" GLOBAL_SHORTOPTS, longopts,
+	while ((opt = getopt_long(argc, argv, ":e:p:t:h" TIME_SHORTOPTS GLOBAL_SHORTOPTS, longopts,
 				  NULL)) != -1) {
 		if (global_opt(opt) || target_opt(&c.topts, opt, argc, argv))
+			continue;
+		int r = time_opt(&c.time, opt, optarg);
+		if (r < 0)
+			goto out;
+		if (r)
 			continue;
 		switch (opt) {
 		case 'e':
@@ -1225,22 +1229,6 @@ int cmd_stat(int argc, char **argv)
 		case 'R':
 			if (parse_per(optarg, &c.per))
 				goto out;
-			break;
-		case 'i':
-			c.interval = parse_seconds(optarg);
-			if (c.interval <= 0) {
-				error("bad interval '%s'", optarg);
-				hint("-i takes seconds, e.g. -i 1 or -i 0.5");
-				goto out;
-			}
-			break;
-		case 'd':
-			c.duration = parse_seconds(optarg);
-			if (c.duration <= 0) {
-				error("bad duration '%s'", optarg);
-				hint("-d takes seconds, e.g. -d 10");
-				goto out;
-			}
 			break;
 		case 'C':
 			c.compare = optarg;
@@ -1322,10 +1310,10 @@ int cmd_stat(int argc, char **argv)
 	for (int i = 0; i < nsides; i++)
 		if (!per_stmt && !sides[i].saved)
 			counter_set_enable(&sides[i].cs);
-	runloop_init(&rl, c.interval, c.duration);
+	runloop_init(&rl, c.time.interval, c.time.duration);
 	/* on stderr, once everything is attached: scripts wait for this line */
 	fprintf(stderr, "counting %s%s%s%s\n", sides[0].desc, nsides > 1 ? " and " : "",
-		nsides > 1 ? sides[1].desc : "", c.duration ? "" : "; Ctrl-C to stop");
+		nsides > 1 ? sides[1].desc : "", c.time.duration ? "" : "; Ctrl-C to stop");
 	for (;;) {
 		enum runloop_event ev = runloop_wait(&rl, 200, side_alive, &sides[0]);
 		bool last = ev != RUNLOOP_TICK;

@@ -28,7 +28,7 @@ struct backend_info {
 
 struct tps_cmd {
 	struct target t;
-	double interval, duration;
+	struct time_opts time;
 	bool per_backend, hist_given;
 	struct hist_spec spec;
 	struct tps_probe *probe;
@@ -73,33 +73,25 @@ static int parse_options(struct tps_cmd *c, struct target_opts *to, int argc, ch
 	static const struct option longopts[] = {
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
+		TIME_LONGOPTS,
 		{ "per-backend", no_argument, NULL, 'B' },
 		{ "hist", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
 		if (target_opt(to, opt, argc, argv))
 			continue;
+		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+			return EXIT_USAGE;
+		if (r)
+			continue;
 		switch (opt) {
-		case 'i':
-			c->interval = parse_seconds(optarg);
-			if (c->interval <= 0)
-				return usage_error("bad interval '%s': seconds expected, e.g. -i 1 or -i 0.5",
-						   optarg);
-			break;
-		case 'd':
-			c->duration = parse_seconds(optarg);
-			if (c->duration <= 0)
-				return usage_error("bad duration '%s': seconds expected, e.g. -d 10", optarg);
-			break;
 		case 'B':
 			c->per_backend = true;
 			break;
@@ -117,7 +109,7 @@ static int parse_options(struct tps_cmd *c, struct target_opts *to, int argc, ch
 	}
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		hint("tps takes options only; for --pg with a value write --pg=TARGET; see 'dbtap tps --help'");
+		hint("tps takes options only; see 'dbtap tps --help'");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -471,7 +463,7 @@ int cmd_tps(int argc, char **argv)
 	c.h = calloc(1, sizeof(*c.h));
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.interval, c.duration);
+	runloop_init(&c.rl, c.time.interval, c.time.duration);
 	fprintf(stderr, "tracing transactions of %s (%d probes); Ctrl-C to stop\n",
 		target_describe(&c.t), tps_probe_nlinks(c.probe));
 	for (;;) {
@@ -485,7 +477,7 @@ int cmd_tps(int argc, char **argv)
 		break;
 	}
 	/* The tail since the last tick, so that the interval reports add up to the total. */
-	if (c.interval > 0)
+	if (c.time.interval > 0)
 		report(&c, false);
 	report(&c, true);
 	tps_probe_destroy(c.probe);
