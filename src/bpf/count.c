@@ -8,6 +8,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/count.h"
+#include "bpf/mapdump.h"
 #include "bpf/filter.h"
 #include "util/error.h"
 #include "count.skel.h"
@@ -92,24 +93,6 @@ int count_probe_read(struct count_probe *cp, uint64_t *out)
 
 int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, struct count_val **vals)
 {
-	int fd = bpf_map__fd(cp->skel->maps.pid_hits);
-	int n = 0, cap = 64;
-	struct count_key next, cur, *prev = NULL;
-	struct count_key *k = malloc(cap * sizeof(*k));
-	struct count_val *v = malloc(cap * sizeof(*v));
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (n == cap) {
-			cap *= 2;
-			k = realloc(k, cap * sizeof(*k));
-			v = realloc(v, cap * sizeof(*v));
-		}
-		if (bpf_map_lookup_elem(fd, &next, &v[n]) == 0)
-			k[n++] = next;
-		cur = next;
-		prev = &cur;
-	}
-	*keys = k;
-	*vals = v;
-	return n;
+	return map_dump(bpf_map__fd(cp->skel->maps.pid_hits), sizeof(**keys), sizeof(**vals),
+			(void **)keys, (void **)vals);
 }

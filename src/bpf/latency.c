@@ -9,6 +9,7 @@
 #include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/latency.h"
+#include "bpf/mapdump.h"
 #include "util/error.h"
 #include "latency.skel.h"
 
@@ -133,26 +134,8 @@ int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out)
 
 int lat_probe_read_threads(struct lat_probe *lp, struct lat_key **keys, struct lat_thread **vals)
 {
-	int fd = bpf_map__fd(lp->skel->maps.threads);
-	int n = 0, cap = 64;
-	struct lat_key next, cur, *prev = NULL;
-	struct lat_key *k = malloc(cap * sizeof(*k));
-	struct lat_thread *v = malloc(cap * sizeof(*v));
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (n == cap) {
-			cap *= 2;
-			k = realloc(k, cap * sizeof(*k));
-			v = realloc(v, cap * sizeof(*v));
-		}
-		if (bpf_map_lookup_elem(fd, &next, &v[n]) == 0)
-			k[n++] = next;
-		cur = next;
-		prev = &cur;
-	}
-	*keys = k;
-	*vals = v;
-	return n;
+	return map_dump(bpf_map__fd(lp->skel->maps.threads), sizeof(**keys), sizeof(**vals),
+			(void **)keys, (void **)vals);
 }
 
 int lat_probe_pending(struct lat_probe *lp)
