@@ -69,10 +69,11 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(BUILD)/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h src/*.h)
+# Header dependencies come from -MMD; skeletons must exist before any object compiles.
+$(BUILD)/%.o: src/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.o: src/%.S
 	$(call msg,AS,$@)
@@ -118,6 +119,8 @@ install: dbtap
 	install -D -m 0755 dbtap $(DESTDIR)$(PREFIX)/bin/dbtap
 	install -d $(DESTDIR)$(PREFIX)/share/doc/dbtap
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/dbtap/
+
+-include $(APP_OBJS:.o=.d)
 
 clean:
 	rm -rf $(BUILD) dbtap
