@@ -121,7 +121,8 @@ static void print_config(const struct opts *o, const char *btver)
 		json_release(&j);
 		return;
 	}
-	printf("dbtap bench: %s workload, %d thread%s, %d x %.2g s per mechanism; Linux %s %s, %ld cpus%s%s\n",
+	printf("dbtap bench: %s workload, %d thread%s, %d x %.2g s per mechanism; "
+	       "Linux %s %s, %ld cpus%s%s\n",
 	       o->workload == WORKLOAD_MATH ? "math" : "trig", o->threads, o->threads > 1 ? "s" : "",
 	       o->repeats, o->duration, u.release, u.machine, ncpu, btver ? "; " : "",
 	       btver ? btver : "");
@@ -236,7 +237,8 @@ static void print_row_text(const struct bench_row *rows, int n, const struct ben
 }
 
 /* The cheapest verified row among the named mechanisms (NULL-terminated list). */
-static const struct bench_row *cheapest(const struct bench_row *rows, int n, const char *const *names)
+static const struct bench_row *cheapest(const struct bench_row *rows, int n,
+					const char *const *names)
 {
 	const struct bench_row *best = NULL;
 	for (int i = 0; i < n; i++) {
@@ -298,11 +300,11 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 		printf("interrupted: the figures cover the runs that finished\n");
 	if (math && base) {
 		if (u)
-			printf("the math loop loses %.1f%% of its throughput to %s", bench_row_loss_pct(u, base),
-			       u->mech->name);
+			printf("the math loop loses %.1f%% of its throughput to %s",
+			       bench_row_loss_pct(u, base), u->mech->name);
 		if (s)
-			printf("%s%.1f%% to %s", u ? ", " : "the math loop loses ", bench_row_loss_pct(s, base),
-			       s->mech->name);
+			printf("%s%.1f%% to %s", u ? ", " : "the math loop loses ",
+			       bench_row_loss_pct(s, base), s->mech->name);
 		if (w)
 			printf("%s%.1f%% to a watchpoint", u || s ? ", " : "the math loop loses ",
 			       bench_row_loss_pct(w, base));
