@@ -226,7 +226,9 @@ while True:
 }
 
 # held_run OUT ARGS...: runs dbtap ARGS while every slot is held; fails (status 3)
-# when a slot was free at some moment of the run, so the caller can try again.
+# when the slots could not all be held (a task of another tool holds a per-task
+# breakpoint: then a per-CPU one cannot take its slot) or one was free at some moment
+# of the run, so the caller can try again.
 held_run() {
 	local out=$1 holder rc
 	shift
@@ -236,6 +238,11 @@ held_run() {
 		grep -q holding hold.out && break
 		sleep 0.05
 	done
+	if ! grep -q "^holding $((4 * $(nproc --all)))\$" hold.out; then
+		kill $holder
+		wait $holder 2>/dev/null
+		return 3
+	fi
 	dbtap "$@" >"$out" 2>"$out.err"
 	rc=$?
 	kill $holder
@@ -245,11 +252,13 @@ held_run() {
 }
 
 test_expect_success 'no free breakpoint slot: the watchpoint rows are not available, with the reason' '
-	for try in 1 2 3 4 5; do
+	for try in $(seq 1 20); do
 		held_run held.json bench --quick -j baseline watchpoint uprobe-nop
 		rc=$?
 		test $rc = 3 || break
+		sleep 0.5
 	done &&
+	{ test $rc != 3 || { echo "could not hold every slot: other tools held some"; cat hold.out; false; }; } &&
 	test $rc = 0 &&
 	check_rows held.json "
 w = [r for r in rows if r[\"mechanism\"] == \"watchpoint\"]
