@@ -97,7 +97,6 @@ static void usage(FILE *f)
 		"  dbtap watch 'ShmemVariableCache->4:4' --pg   oidCount, by offset\n");
 }
 
-/* --pg takes an optional argument; "--pg DIR" (space) is accepted when DIR cannot be WHAT. */
 static uint64_t mask_value(uint64_t v, int len)
 {
 	return len >= 8 ? v : v & ((1ull << (len * 8)) - 1);
