@@ -192,6 +192,13 @@ static int attach(struct bench_env *e, const struct bench_mech *m, enum bench_pr
 		for (int i = 0; i < c->nthreads; i++) {
 			int fd = bench_breakpoint_open(c->sh->t[i].tid, bench_watched_addr(),
 						       p != PROG_NONE, reason, rlen);
+			/* Another tool may hold the slots for a moment: a few tries first. */
+			for (int try = 0; fd == -ENOSPC && try < 5 && !runloop_stopped(); try++) {
+				struct timespec ts = { 0, 50 * 1000000 };
+				nanosleep(&ts, NULL);
+				fd = bench_breakpoint_open(c->sh->t[i].tid, bench_watched_addr(),
+							   p != PROG_NONE, reason, rlen);
+			}
 			if (fd < 0)
 				return BENCH_UNAVAILABLE;
 			if (p != PROG_NONE && bench_bpf_attach_perf(e->bpf, handler, fd, reason, rlen)) {
