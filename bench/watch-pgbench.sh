@@ -69,6 +69,14 @@ run_mode() {
 		wait $pid
 	fi
 	set -- $out
+	# every TPC-B transaction gets one XID, and nothing else runs: the counts must agree
+	if [ "$mode" != none ]; then
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+if d["total"] != int(sys.argv[2]):
+    print("COUNT MISMATCH: %s counted %d, pgbench %s" % (sys.argv[3], d["total"], sys.argv[2]),
+          file=sys.stderr)' "w.$mode.json" "$1" "$mode"
+	fi
 	# pgbench prints the transaction count, then the TPS
 	awk -v t="$2" -v n="$1" -v d=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%s %.2f\n", t, d * 1e6 / hz / n }'

@@ -103,6 +103,20 @@ assert d[\"processes\"] == [{\"pid\": $(cat s.pid), \"type\": \"client backend\"
 	'
 done
 
+test_expect_success 'pgbench -c 2 -t 40: one XID per transaction, 40 per connection' '
+	pg_bench -i -q -s 1 >/dev/null 2>&1 &&
+	watch_start wb.json xid --pg="$PGDATA" -j --by pid -i 0 &&
+	pg_bench -n -c 2 -j 2 -t 40 >bench.out 2>&1 &&
+	watch_stop &&
+	n=$(sed -n "s/^number of transactions actually processed: \([0-9]*\).*/\1/p" bench.out) &&
+	json_py "
+assert $n == 80, $n
+assert d[\"total\"] == $n, d
+assert sorted(p[\"count\"] for p in d[\"processes\"]) == [40, 40], d
+assert {p[\"type\"] for p in d[\"processes\"]} == {\"client backend\"}, d
+" <wb.json
+'
+
 test_expect_success 'read-only transactions (select 1, checkpoint) write nothing' '
 	watch_start w3.json xid --pg="$PGDATA" -j -i 0 &&
 	for i in $(seq 1 20); do echo "select 1;"; done | psql -XAtq -f - >/dev/null &&
