@@ -8,9 +8,10 @@
 #include "bpf/filter.bpf.h"
 #include "bpf/watch.h"
 
-const volatile __u64 watch_addr = 0;
-const volatile __u32 watch_len = 8;
 const volatile __u32 want_events = 0;
+/* Set after load (watch_probe_attach): the program is loaded before the ELF is read. */
+__u64 watch_addr = 0;
+__u32 watch_len = 0;
 
 /*
  * Per-process counts of live writers: user space moves exited processes' counts out

@@ -31,7 +31,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return w->on_event ? w->on_event(w->ctx, data) : 0;
 }
 
-struct watch_probe *watch_probe_open(const struct watch_opts *o)
+struct watch_probe *watch_probe_load(const struct watch_opts *o)
 {
 	struct watch_probe *w = calloc(1, sizeof(*w));
 	int err;
@@ -44,8 +44,6 @@ struct watch_probe *watch_probe_open(const struct watch_opts *o)
 		hint("'dbtap doctor' checks BPF support; run as root");
 		goto fail;
 	}
-	w->skel->rodata->watch_addr = o->addr;
-	w->skel->rodata->watch_len = o->len;
 	w->skel->rodata->want_events = o->events;
 	TARGET_FILTER_RODATA(w->skel, o->target);
 	/* 1 MiB by default: ~26k writes between two reads 20 ms apart; drops are counted. */
@@ -72,14 +70,27 @@ struct watch_probe *watch_probe_open(const struct watch_opts *o)
 			goto fail;
 		}
 	}
+	return w;
+fail:
+	err = errno;
+	watch_probe_destroy(w);
+	errno = err;
+	return NULL;
+}
 
-	if (breakpoint_set_open(&w->bps, o->addr, o->len, o->mode) < 0)
-		goto fail;
+int watch_probe_attach(struct watch_probe *w, uint64_t addr, int len, enum watch_mode mode)
+{
+	/* .bss, not .rodata: the address is only known after the program is loaded. */
+	w->skel->bss->watch_addr = addr;
+	w->skel->bss->watch_len = len;
+	if (breakpoint_set_open(&w->bps, addr, len, mode) < 0)
+		return -1;
 	w->links = calloc(w->bps.n, sizeof(*w->links));
+	int e;
 	for (int i = 0; i < w->bps.n; i++) {
 		w->links[i] = bpf_program__attach_perf_event(w->skel->progs.on_hit, w->bps.fds[i]);
 		if (!w->links[i]) {
-			int e = errno;
+			e = errno;
 			error("cannot attach the watch program to the breakpoint on cpu %d: %s",
 			      w->bps.cpus[i], strerror(e));
 			hint("run as root; 'dbtap doctor' checks perf-event BPF attachment");
@@ -88,12 +99,17 @@ struct watch_probe *watch_probe_open(const struct watch_opts *o)
 		}
 		w->nlinks++;
 	}
-	return w;
+	return 0;
 fail:
-	err = errno;
-	watch_probe_destroy(w);
-	errno = err;
-	return NULL;
+	e = errno;
+	for (int i = 0; i < w->nlinks; i++)
+		bpf_link__destroy(w->links[i]);
+	free(w->links);
+	w->links = NULL;
+	w->nlinks = 0;
+	breakpoint_set_close(&w->bps);
+	errno = e;
+	return -1;
 }
 
 int watch_probe_poll_events(struct watch_probe *w, int timeout_ms)

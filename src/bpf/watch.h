@@ -30,9 +30,6 @@ struct watch_title {
 struct watch_probe;
 
 struct watch_opts {
-	uint64_t addr;
-	int len;
-	enum watch_mode mode;
 	const struct target *target;
 	bool events;                     /* stream every hit through the ring buffer */
 	uint32_t ring_bytes;             /* its size: a power of 2, >= the page size; 0: 1 MiB */
@@ -48,11 +45,17 @@ struct watch_count {
 };
 
 /*
- * Opens and loads the program with the target's filter, opens a breakpoint on every
- * CPU and attaches the program to each. NULL with the error printed (errno from the
- * breakpoint, ENOSPC when all slots are taken); nothing stays attached then.
+ * Opens and loads the program with the target's filter; NULL with the error printed.
+ * Loading comes first, before the target's ELF is read: libbpf's transient copy of
+ * the kernel's BTF and the ELF libraries' memory then never add up in the peak RSS.
  */
-struct watch_probe *watch_probe_open(const struct watch_opts *o);
+struct watch_probe *watch_probe_load(const struct watch_opts *o);
+/*
+ * Opens a breakpoint of len bytes at addr on every CPU and attaches the program to
+ * each. 0, or -1 with the error printed and errno from the breakpoint (ENOSPC when
+ * all slots are taken); nothing stays attached then.
+ */
+int watch_probe_attach(struct watch_probe *w, uint64_t addr, int len, enum watch_mode mode);
 /* Hands pending events to on_event; waits up to timeout_ms (0: do not wait). */
 int watch_probe_poll_events(struct watch_probe *w, int timeout_ms);
 /* Counts per process so far (totals since attach); *out is malloc'd. Number or -1. */

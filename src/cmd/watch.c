@@ -49,6 +49,7 @@ struct watch_cmd {
 	double interval, duration;
 
 	struct watch_probe *probe;
+	uint64_t t0;                /* start, for -v's time to attached */
 	struct runloop rl;
 	struct proc_info *procs;
 	int nprocs;
@@ -701,35 +702,38 @@ static void announce(struct watch_cmd *c)
 	}
 }
 
+/* Loaded before resolve() reads the target's ELF: see watch_probe_load(). */
+static int load(struct watch_cmd *c)
+{
+	struct watch_opts o = {
+		.target = &c->t,
+		.events = c->events,
+		.ring_bytes = c->ring_bytes,
+		.on_event = on_event,
+		.ctx = c,
+	};
+
+	if (c->poll)
+		return 0;
+	c->probe = watch_probe_load(&o);
+	return c->probe ? 0 : EXIT_FAIL;
+}
+
 static int run(struct watch_cmd *c)
 {
 	enum runloop_event ev;
 	const char *end = "duration";
-	uint64_t t0 = now_ns();
 
 	runloop_init(&c->rl, c->interval, c->duration);
-	if (!c->poll) {
-		struct watch_opts o = {
-			.addr = c->loc.addr,
-			.len = c->loc.len,
-			.mode = c->loc.mode,
-			.target = &c->t,
-			.events = c->events,
-			.ring_bytes = c->ring_bytes,
-			.on_event = on_event,
-			.ctx = c,
-		};
-		c->probe = watch_probe_open(&o);
-		if (!c->probe) {
-			if (errno == ENOSPC)
-				hint("or count without traps: 'dbtap watch %s --mode poll' gives exact totals"
-				     " without attribution", c->what);
-			return EXIT_FAIL;
-		}
+	if (!c->poll && watch_probe_attach(c->probe, c->loc.addr, c->loc.len, c->loc.mode) < 0) {
+		if (errno == ENOSPC)
+			hint("or count without traps: 'dbtap watch %s --mode poll' gives exact totals"
+			     " without attribution", c->what);
+		return EXIT_FAIL;
 	}
 	c->have_start = read_value(c, &c->value_start) == 0;
 	c->value_prev = c->value_start;
-	verbose("attached in %.1f ms", (now_ns() - t0) / 1e6);
+	verbose("attached %.1f ms after start", (now_ns() - c->t0) / 1e6);
 	/* The clock starts once attached: rates cover the time the watchpoint was in place. */
 	runloop_init(&c->rl, c->interval, c->duration);
 	announce(c);
@@ -762,6 +766,7 @@ int cmd_watch(int argc, char **argv)
 	struct target_opts to = { 0 };
 	int ret;
 
+	c.t0 = now_ns();
 	ret = parse_options(&c, &to, argc, argv);
 	if (ret)
 		return ret;
@@ -780,7 +785,9 @@ int cmd_watch(int argc, char **argv)
 	if (ret)
 		return ret;
 	json_init(&c.j);
-	ret = resolve(&c);
+	ret = load(&c);
+	if (!ret)
+		ret = resolve(&c);
 	if (!ret)
 		ret = run(&c);
 	watch_probe_destroy(c.probe);

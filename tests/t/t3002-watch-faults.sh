@@ -76,7 +76,7 @@ test_expect_success 'bad options: exit 2 with a hint' '
 '
 
 test_expect_success 'all breakpoint slots taken: exit 1, says how many, offers poll mode' '
-	slots_free &&
+	slots_free || return 1
 	"$WORKLOADS"/bpslots 4 30 >held 2>held.err &
 	holder=$! &&
 	for i in $(seq 1 100); do grep -q holding held.err && break; sleep 0.05; done &&
