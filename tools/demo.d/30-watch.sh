@@ -7,8 +7,8 @@ echo "The BPF program keeps only this cluster's processes; no restart, no debug 
 
 echo
 echo "nextOid: which backend consumes OIDs. A psql session creates temporary tables"
-echo "meanwhile: three OIDs each (table, row type, array type), plus two for the session's"
-echo "temporary schemas on first use."
+echo "meanwhile: three OIDs each (table, row type, array type), and two more when the"
+echo "cluster creates that backend slot's temporary schemas (once, on first use)."
 ( sleep 0.5; for i in 1 2 3 4 5; do echo "create temp table demo_t$i (x int);"; done |
 	psql -XAtq -f - >/dev/null ) &
 "$DBTAP" watch oid --pg "$PGDATA" --by pid -i 1 -d 2
