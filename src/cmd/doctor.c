@@ -270,7 +270,7 @@ struct target_info {
 	const char *binary;
 	char build_id[64];
 	const char *sym_source;
-	const char *debug_path;
+	char debug_path[4096];
 	bool dwarf, pie, elf_ok;
 	int usdt_notes, usdt_probes, usdt_providers;
 	int pg_major;
@@ -335,14 +335,15 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 	add(r, "binary", ST_OK, "%s (%s)", t->binary, ti->pie ? "PIE" : "not PIE");
 	add(r, "build-id", ST_OK, "%s", ti->build_id[0] ? ti->build_id : "none");
 	ti->sym_source = sym_source_name(elf_file_sym_source(ef));
-	ti->debug_path = elf_file_debug_path(ef);
+	snprintf(ti->debug_path, sizeof(ti->debug_path), "%s",
+		 elf_file_debug_path(ef) ? elf_file_debug_path(ef) : "");
 	ti->dwarf = elf_file_has_dwarf(ef);
 	if (elf_file_sym_source(ef) == SYM_DYNSYM) {
 		c = add(r, "symbols", ST_OK, ".dynsym only (stripped): exported functions and variables");
 		set_hint(c, "static functions need the debug symbols (a -dbgsym/-debuginfo package)");
 	} else {
 		add(r, "symbols", ST_OK, "%s%s", elf_file_sym_source(ef) == SYM_SYMTAB ? ".symtab" :
-		    "separate debug file ", ti->debug_path ? ti->debug_path : "");
+		    "separate debug file ", ti->debug_path);
 	}
 	if (ti->dwarf) {
 		add(r, "dwarf", ST_OK, "debug info: struct layouts from DWARF");
@@ -452,7 +453,7 @@ static void print_json(const struct report *r, const struct machine *m,
 			json_str(&j, "build_id", ti->build_id[0] ? ti->build_id : NULL);
 			json_bool(&j, "pie", ti->pie);
 			json_str(&j, "symbols", ti->sym_source);
-			json_str(&j, "debug_file", ti->debug_path);
+			json_str(&j, "debug_file", ti->debug_path[0] ? ti->debug_path : NULL);
 			json_bool(&j, "dwarf", ti->dwarf);
 			json_int(&j, "usdt_probes", ti->usdt_probes);
 			json_int(&j, "usdt_sites", ti->usdt_notes);
