@@ -47,7 +47,7 @@ DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev li
 .PHONY: all deps check unit-test tap-test demo install clean workloads
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are made by pattern rules only: keep them between builds.
-.SECONDARY: $(SKELS) $(BPF_OBJS)
+.SECONDARY: $(SKELS) $(BPF_OBJS) $(BUILD)/min_core.btf
 
 all: dbtap workloads
 
@@ -65,6 +65,21 @@ $(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard src/bpf/*.h)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
+# The kernel types the programs relocate against, cut from this kernel's BTF, and the
+# size and CRC32 that tell at run time whether the running kernel is the same one.
+$(BUILD)/min_core.btf: $(BPF_OBJS) $(BUILD)/vmlinux.h
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $(BPF_OBJS)
+
+$(BUILD)/min_core_btf.h: $(BUILD)/vmlinux.h
+	$(call msg,GEN,$@)
+	$(Q)printf '#define MIN_CORE_BTF_VMLINUX_SIZE %sul\n#define MIN_CORE_BTF_VMLINUX_CRC32 0x%sul\n' \
+		"$$(wc -c </sys/kernel/btf/vmlinux)" \
+		"$$(gzip -c /sys/kernel/btf/vmlinux | tail -c8 | od -An -tx4 -N4 | tr -d ' ')" >$@
+
+$(BUILD)/bpf/corebtf.o: $(BUILD)/min_core_btf.h
+$(BUILD)/bpf/corebtf_blob.o: $(BUILD)/min_core.btf
+
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
@@ -78,7 +93,7 @@ $(BUILD)/%.o: src/%.c | $(SKELS)
 $(BUILD)/%.o: src/%.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -c $< -o $@
+	$(Q)$(CC) -I$(BUILD) -c $< -o $@
 
 dbtap: $(APP_OBJS)
 	$(call msg,LINK,$@)

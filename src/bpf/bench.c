@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/corebtf.h"
 #include "bpf/bench.h"
 #include "bench.skel.h"
 #include "util/error.h"
@@ -29,7 +30,7 @@ struct bench_bpf *bench_bpf_open(void)
 		error("out of memory");
 		return NULL;
 	}
-	b->skel = bench__open();
+	b->skel = bench__open_opts(core_btf_open_opts());
 	if (!b->skel) {
 		error_errno("cannot open the bench BPF object");
 		free(b);

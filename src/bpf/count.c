@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/attach.h"
+#include "bpf/corebtf.h"
 #include "bpf/count.h"
 #include "bpf/mapdump.h"
 #include "bpf/filter.h"
@@ -40,7 +41,7 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	cp->nprobes = probes->n;
 	cp->ncpus = libbpf_num_possible_cpus();
 	cp->percpu = calloc(cp->ncpus, sizeof(uint64_t));
-	cp->skel = count__open();
+	cp->skel = count__open_opts(core_btf_open_opts());
 	if (!cp->skel) {
 		error_errno("cannot open the count BPF program");
 		hint("'dbtap doctor' checks BPF support; run as root");

@@ -8,6 +8,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/filter.h"
+#include "bpf/corebtf.h"
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
 #include "util/error.h"
@@ -56,7 +57,7 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	lp->ctx = o->ctx;
 	lp->ncpus = libbpf_num_possible_cpus();
 	lp->percpu = calloc(lp->ncpus, sizeof(struct lat_hist));
-	lp->skel = latency__open();
+	lp->skel = latency__open_opts(core_btf_open_opts());
 	if (!lp->skel) {
 		error_errno("cannot open the latency BPF program");
 		hint("'dbtap doctor' checks BPF support; run as root");

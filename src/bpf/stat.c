@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/filter.h"
+#include "bpf/corebtf.h"
 #include "bpf/stat.h"
 #include "perf/counter.h"
 #include "pg/probes.h"
@@ -205,7 +206,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 		return 0;
 	}
 
-	p->skel = stat__open();
+	p->skel = stat__open_opts(core_btf_open_opts());
 	if (!p->skel) {
 		error_errno("cannot open the stat BPF program");
 		hint("'dbtap doctor' checks BPF support; run as root");

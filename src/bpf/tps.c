@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/filter.h"
+#include "bpf/corebtf.h"
 #include "bpf/tps.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
@@ -71,7 +72,7 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 	tp = calloc(1, sizeof(*tp));
 	tp->ncpus = libbpf_num_possible_cpus();
 	tp->percpu = calloc(tp->ncpus, sizeof(struct tps_totals));
-	tp->skel = tps__open();
+	tp->skel = tps__open_opts(core_btf_open_opts());
 	if (!tp->skel) {
 		error_errno("cannot open the tps BPF program");
 		hint("'dbtap doctor' checks BPF support; run as root");

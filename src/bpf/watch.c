@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/filter.h"
+#include "bpf/corebtf.h"
 #include "bpf/watch.h"
 #include "perf/breakpoint.h"
 #include "util/error.h"
@@ -38,7 +39,7 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o)
 
 	w->on_event = o->on_event;
 	w->ctx = o->ctx;
-	w->skel = watch__open();
+	w->skel = watch__open_opts(core_btf_open_opts());
 	if (!w->skel) {
 		error_errno("cannot open the watch BPF program");
 		hint("'dbtap doctor' checks BPF support; run as root");
