@@ -10,6 +10,7 @@
 #include <perfmon/pfmlib.h>
 
 #include "perf/event.h"
+#include "perf/probe.h"
 #include "target/elf.h"
 #include "util/error.h"
 
@@ -369,16 +370,11 @@ bool perf_have_hw_pmu(void)
 	return found;
 }
 
+/* The paranoid level, taking an unreadable file for the usual default of 2. */
 static int read_paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 2;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
+	int v = perf_event_paranoid();
+	return v == -99 ? 2 : v;
 }
 
 void perf_event_strerror(const struct perf_event_desc *ev, int err, char *reason, size_t rlen,
