@@ -175,6 +175,13 @@ def measure(cmd, ready):
     # bpftrace may miss a SIGINT that comes right after BEGIN: let both settle, then
     # drain the output while waiting, and kill what has not exited after 10 s.
     time.sleep(0.5)
+    # VmHWM, not wait4's ru_maxrss: a child forked from Python starts with Python's
+    # resident set counted in its maximum, exec or not.
+    hwm = None
+    with open("/proc/%d/status" % p.pid) as f:
+        for l in f:
+            if l.startswith("VmHWM:"):
+                hwm = int(l.split()[1]) / 1024.0
     drain = threading.Thread(target=p.stdout.read)
     drain.start()
     p.send_signal(signal.SIGINT)
@@ -188,7 +195,7 @@ def measure(cmd, ready):
             deadline = float("inf")
         time.sleep(0.05)
     drain.join()
-    return t_ready, ru.ru_maxrss / 1024.0
+    return t_ready, hwm
 
 tools = [("dbtap tps --per-backend", [dbtap, "tps", "--pg", pgdata, "--per-backend"], "tracing")]
 if have_bpftrace:
