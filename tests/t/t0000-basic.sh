@@ -52,4 +52,13 @@ test_expect_success 'dbtap COMMAND --help prints its usage and exits 0, for ever
 	done
 '
 
+test_expect_success 'make install puts the binary and the docs under DESTDIR/PREFIX' '
+	make -s -C "$TEST_ROOT" install DESTDIR="$TRASH/inst" PREFIX=/opt/dbtap >/dev/null &&
+	"$TRASH"/inst/opt/dbtap/bin/dbtap --version >out &&
+	test_grep "^dbtap " out &&
+	for d in README.md architecture.md doctor.md pg.md watch.md tps.md stat.md bench.md; do
+		test -f "$TRASH"/inst/opt/dbtap/share/doc/dbtap/$d || return 1
+	done
+'
+
 test_done
