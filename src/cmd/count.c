@@ -346,6 +346,21 @@ static void report(struct count_cmd *c, bool summary)
 	free(d);
 }
 
+/* Whether any PROBE word (argv[optind..]) leaves its binary to the target. */
+static bool needs_default_binary(int argc, char **argv)
+{
+	bool need = false;
+
+	for (int i = optind; i < argc && !need; i++) {
+		struct probespec s;
+		if (probespec_parse(argv[i], &s) == 0) {
+			need = !s.binary;
+			probespec_free(&s);
+		}
+	}
+	return need;
+}
+
 int cmd_count(int argc, char **argv)
 {
 	struct count_cmd c = { .max_probes = PROBES_MAX_DEFAULT };
@@ -356,6 +371,9 @@ int cmd_count(int argc, char **argv)
 	ret = parse_options(&c, &to, argc, argv);
 	if (ret)
 		return ret;
+	/* A probe that names no binary means the server's: default to the only cluster. */
+	if (!to.pg_set && !to.pids && !to.tid && needs_default_binary(argc, argv))
+		to.pg_set = true;
 	ret = target_resolve(&c.t, &to, false);
 	if (ret)
 		return ret;

@@ -1267,6 +1267,8 @@ int cmd_stat(int argc, char **argv)
 		hint("drop --per, or use --per query or --per transaction");
 		goto out;
 	}
+	if (!c.topts.pg_set && !c.topts.pids && !c.topts.tid)
+		c.topts.pg_set = true; /* the only cluster running here */
 	ret = target_resolve(&sides[0].t, &c.topts, true);
 	if (ret)
 		goto out;

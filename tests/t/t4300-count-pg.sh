@@ -63,4 +63,13 @@ assert h[\"transaction__start\"] == 2, h
 " <c3.json
 '
 
+test_expect_success 'a probe naming no binary and no target means the only cluster, as --pg does' '
+	{ dbtap count usdt:postgresql:transaction__start -d 0.2 >o1 2>e1; echo $? >rc1; } &&
+	{ dbtap count --pg usdt:postgresql:transaction__start -d 0.2 >o2 2>e2; echo $? >rc2; } &&
+	test_cmp rc2 rc1 &&
+	grep "^tracing\|^error" e1 >n1 &&
+	grep "^tracing\|^error" e2 >n2 &&
+	test_cmp n2 n1
+'
+
 test_done
