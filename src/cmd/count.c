@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"  usdt:[BINARY:]PROVIDER:NAME   a USDT probe (all its sites)\n"
 		"  uprobe:BINARY:FUNCTION        a function's entry\n"
 		"  uretprobe:BINARY:FUNCTION     a function's return\n"
-		"  BINARY may be omitted with a target (its binary is used) or be a bare name;\n"
+		"  BINARY left out: the target's binary (with no target, the only cluster's);\n"
 		"  NAME and FUNCTION take wildcards: 'uprobe:postgres:bms_*', 'usdt:postgresql:*'\n\n"
 		"options:\n"
 		"  --pg [TARGET]      every process of a cluster, later backends included\n"

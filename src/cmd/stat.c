@@ -28,7 +28,7 @@ static const char *const per_names[] = { "", "process", "thread", "query", "tran
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dbtap stat [-e EVENT[,EVENT...]] (--pg [TARGET] | -p PID[,PID] | -t TID)\n"
+		"usage: dbtap stat [-e EVENT[,EVENT...]] [--pg [TARGET] | -p PID[,PID] | -t TID]\n"
 		"                  [--per process|thread|query|transaction] [-i SECS] [-d SECS]\n"
 		"                  [--compare OTHER] [--top N] [-j]\n\n"
 		"Counts events as perf stat does, for a cluster, processes or one thread. With\n"
@@ -42,6 +42,11 @@ static void usage(FILE *f)
 		"                       rNNNN (raw), PMU names libpfm4 knows; :u :k modifiers\n"
 		"                       (default: task-clock, context-switches, cpu-migrations,\n"
 		"                       page-faults, cycles, instructions, branches, branch-misses)\n"
+		"      --pg [TARGET]    every process of a cluster, later backends included\n"
+		"                       (data directory, port or postmaster pid; alone, or\n"
+		"                       with no target option at all: the only cluster)\n"
+		"  -p PID[,PID]         those processes and all their threads\n"
+		"  -t TID               one thread\n"
 		"      --per WHAT       process, thread: a report per process or thread;\n"
 		"                       query, transaction: counts per statement (USDT)\n"
 		"  -i, --interval SECS  a report every SECS, with the figures of that interval\n"
