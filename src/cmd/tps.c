@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,9 +217,20 @@ static double per_s(uint64_t n, double secs)
 	return secs > 0 ? (double)n / secs : 0.0;
 }
 
+/* NaN when nothing was timed: JSON prints null and text "-", never a made-up 0. */
 static double mean_us(uint64_t ns, uint64_t n)
 {
-	return n ? (double)ns / (double)n / 1000.0 : 0.0;
+	return n ? (double)ns / (double)n / 1000.0 : NAN;
+}
+
+/* us as milliseconds with 3 decimals, or "-" for NaN. */
+static const char *ms_str(char *buf, size_t len, double us)
+{
+	if (isnan(us))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", us / 1000.0);
+	return buf;
 }
 
 struct row {
@@ -331,11 +343,13 @@ static void text_rows(const struct row *rows, int nr, double secs)
 	       "TPS", "COMMITS", "ABORTS", "TXN_MS", "CYCLE_MS");
 	for (int i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
-		printf("%8u %-22.22s %-10.10s %-10.10s %9.1f %8" PRIu64 " %6" PRIu64 " %9.3f %9.3f\n",
+		char txn[32], cyc[32];
+		printf("%8u %-22.22s %-10.10s %-10.10s %9.1f %8" PRIu64 " %6" PRIu64 " %9s %9s\n",
 		       r->bi->tid, r->bi->type, r->bi->user[0] ? r->bi->user : "-",
 		       r->bi->database[0] ? r->bi->database : "-", per_s(r->d.commits, secs),
-		       (uint64_t)r->d.commits, (uint64_t)r->d.aborts, mean_us(r->d.txn_ns, r->d.timed) / 1000.0,
-		       mean_us(r->d.cycle_ns, r->d.cycles) / 1000.0);
+		       (uint64_t)r->d.commits, (uint64_t)r->d.aborts,
+		       ms_str(txn, sizeof(txn), mean_us(r->d.txn_ns, r->d.timed)),
+		       ms_str(cyc, sizeof(cyc), mean_us(r->d.cycle_ns, r->d.cycles)));
 	}
 }
 
@@ -378,11 +392,13 @@ static void report(struct tps_cmd *c, bool summary)
 		json_double(&j, "tps", per_s(d->commits, secs));
 		json_object_begin(&j, "txn");
 		json_uint(&j, "count", s.count);
-		json_double(&j, "mean_us", s.mean / 1000.0);
-		json_double(&j, "p50_us", s.p50 / 1000.0);
-		json_double(&j, "p90_us", s.p90 / 1000.0);
-		json_double(&j, "p99_us", s.p99 / 1000.0);
-		json_double(&j, "max_us", s.max / 1000.0);
+		/* No transaction timed: null, not a 0 nobody measured. */
+		double none = s.count ? 0 : NAN;
+		json_double(&j, "mean_us", s.mean / 1000.0 + none);
+		json_double(&j, "p50_us", s.p50 / 1000.0 + none);
+		json_double(&j, "p90_us", s.p90 / 1000.0 + none);
+		json_double(&j, "p99_us", s.p99 / 1000.0 + none);
+		json_double(&j, "max_us", s.max / 1000.0 + none);
 		json_object_end(&j);
 		json_object_begin(&j, "cycle");
 		json_uint(&j, "count", d->cycles);
@@ -403,15 +419,20 @@ static void report(struct tps_cmd *c, bool summary)
 			printf("\ntotal over %.1f s: ", secs);
 		else
 			printf("%s  ", ts);
-		printf("tps %.1f  commits %" PRIu64 "  aborts %" PRIu64 "  txn ms: mean %.3f p50 %.3f "
-		       "p90 %.3f p99 %.3f max %.3f\n", per_s(d->commits, secs), (uint64_t)d->commits, (uint64_t)d->aborts,
-		       s.mean / 1e6, s.p50 / 1e6, s.p90 / 1e6, s.p99 / 1e6, s.max / 1e6);
+		printf("tps %.1f  commits %" PRIu64 "  aborts %" PRIu64, per_s(d->commits, secs),
+		       (uint64_t)d->commits, (uint64_t)d->aborts);
+		if (s.count)
+			printf("  txn ms: mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f\n", s.mean / 1e6,
+			       s.p50 / 1e6, s.p90 / 1e6, s.p99 / 1e6, s.max / 1e6);
+		else
+			printf("  (no transaction timed)\n");
 		if (summary || c->hist_given) {
 			printf("transaction time (start -> commit/abort), microseconds:\n");
 			hist_print(stdout, &c->spec, (const uint64_t *)d->disp, "us");
+			char cyc[32];
 			printf("cycle time (start -> next start on one backend; a closed-loop client's "
-			       "latency):\n  mean %.3f ms over %" PRIu64 " cycles\n",
-			       mean_us(d->cycle_ns, d->cycles) / 1000.0, (uint64_t)d->cycles);
+			       "latency):\n  mean %s ms over %" PRIu64 " cycles\n",
+			       ms_str(cyc, sizeof(cyc), mean_us(d->cycle_ns, d->cycles)), (uint64_t)d->cycles);
 		}
 		if (c->per_backend && nr)
 			text_rows(rows, nr, secs);

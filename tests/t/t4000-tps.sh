@@ -233,6 +233,19 @@ test_expect_success 'USDT semaphores of the server: +1 while attached, back afte
 	json_py "assert d[\"summary\"]" <tps7.json
 '
 
+test_expect_success 'no transaction timed: times are null (JSON) and "-" (text), not 0' '
+	ckpt=$(pg_sql "select pid from pg_stat_activity where backend_type = '"'checkpointer'"'") &&
+	dbtap tps -p $ckpt -d 0.3 -j >idle.json 2>idle.err &&
+	json_py "
+assert d[\"commits\"] == 0 and d[\"txn\"][\"count\"] == 0, d
+assert all(d[\"txn\"][k] is None for k in (\"mean_us\", \"p50_us\", \"p90_us\", \"p99_us\", \"max_us\")), d
+assert d[\"cycle\"][\"count\"] == 0 and d[\"cycle\"][\"mean_us\"] is None, d
+" <idle.json &&
+	dbtap tps -p $ckpt -d 0.3 >idle.txt 2>/dev/null &&
+	test_grep "no transaction timed" idle.txt &&
+	test_grep "mean - ms over 0 cycles" idle.txt
+'
+
 test_expect_success 'text output: totals line and histogram bars' '
 	dbtap tps --pg="$PGDATA" -d 1 --hist linear:0:1000:100 >text.out 2>text.err &&
 	test_grep "^total over 1.0 s: tps " text.out &&
