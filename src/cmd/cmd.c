@@ -41,7 +41,8 @@ int time_opt(struct time_opts *t, int opt, const char *arg)
 	if (opt != 'i' && opt != 'd')
 		return 0;
 	v = parse_seconds(arg);
-	if (v <= 0) {
+	/* -i 0 asks for the final report only; a run of 0 seconds is a mistake. */
+	if (v < 0 || (v == 0 && opt == 'd')) {
 		error("bad %s '%s': seconds expected", opt == 'i' ? "interval" : "duration", arg);
 		hint("e.g. %s", opt == 'i' ? "-i 1 or -i 0.5" : "-d 10");
 		return -1;

@@ -48,7 +48,10 @@ struct time_opts {
 #define TIME_LONGOPTS { "interval", required_argument, NULL, 'i' }, \
 		      { "duration", required_argument, NULL, 'd' }
 #define TIME_SHORTOPTS "i:d:"
-/* 1: opt was -i/-d and is stored; 0: not a time option; -1: bad value (error printed). */
+/*
+ * 1: opt was -i/-d and is stored; 0: not a time option; -1: bad value (error printed).
+ * -i 0 is allowed (no interval reports), -d 0 is not.
+ */
 int time_opt(struct time_opts *t, int opt, const char *arg);
 
 #endif

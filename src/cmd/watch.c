@@ -46,7 +46,7 @@ struct watch_cmd {
 	bool events;
 	uint32_t ring_bytes;
 	bool poll;
-	double interval, duration;
+	struct time_opts time;
 
 	struct watch_probe *probe;
 	uint64_t t0;                /* start, for -v's time to attached */
@@ -504,8 +504,7 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 	static const struct option longopts[] = {
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
+		TIME_LONGOPTS,
 		{ "by", required_argument, NULL, 'b' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "events", no_argument, NULL, 'e' },
@@ -516,26 +515,19 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		{ NULL, 0, NULL, 0 },
 	};
 	bool layouts = false;
-	int opt;
+	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:p:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
 		if (global_opt(opt))
 			continue;
 		if (target_opt(to, opt, argc, argv))
 			continue;
+		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+			return EXIT_USAGE;
+		if (r)
+			continue;
 		switch (opt) {
-		case 'i':
-			c->interval = parse_seconds(optarg);
-			if (c->interval < 0)
-				return usage_error("bad interval '%s': seconds expected, e.g. -i 1 or -i 0.5",
-						   optarg);
-			break;
-		case 'd':
-			c->duration = parse_seconds(optarg);
-			if (c->duration < 0)
-				return usage_error("bad duration '%s': seconds expected, e.g. -d 10", optarg);
-			break;
 		case 'b':
 			if (!strcmp(optarg, "pid"))
 				c->by = BY_PID;
@@ -724,7 +716,7 @@ static int run(struct watch_cmd *c)
 	enum runloop_event ev;
 	const char *end = "duration";
 
-	runloop_init(&c->rl, c->interval, c->duration);
+	runloop_init(&c->rl, c->time.interval, c->time.duration);
 	if (!c->poll && watch_probe_attach(c->probe, c->loc.addr, c->loc.len, c->loc.mode) < 0) {
 		if (errno == ENOSPC)
 			hint("or count without traps: 'dbtap watch %s --mode poll' gives exact totals"
@@ -735,7 +727,7 @@ static int run(struct watch_cmd *c)
 	c->value_prev = c->value_start;
 	verbose("attached %.1f ms after start", (now_ns() - c->t0) / 1e6);
 	/* The clock starts once attached: rates cover the time the watchpoint was in place. */
-	runloop_init(&c->rl, c->interval, c->duration);
+	runloop_init(&c->rl, c->time.interval, c->time.duration);
 	announce(c);
 
 	for (;;) {
@@ -762,7 +754,7 @@ static int run(struct watch_cmd *c)
 
 int cmd_watch(int argc, char **argv)
 {
-	struct watch_cmd c = { .preset = -1, .top = 10, .interval = 1 };
+	struct watch_cmd c = { .preset = -1, .top = 10, .time.interval = 1 };
 	struct target_opts to = { 0 };
 	int ret;
 
