@@ -1,5 +1,6 @@
 /* What every command shares: global options and the bad-option message. */
 #include <getopt.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "util/error.h"
@@ -52,4 +53,18 @@ int time_opt(struct time_opts *t, int opt, const char *arg)
 	else
 		t->duration = v;
 	return 1;
+}
+
+int by_opt(enum by *by, const char *arg)
+{
+	if (!strcmp(arg, "pid"))
+		*by = BY_PID;
+	else if (!strcmp(arg, "type"))
+		*by = BY_TYPE;
+	else {
+		error("bad --by '%s'", arg);
+		hint("--by pid (each process) or --by type (backend types)");
+		return -1;
+	}
+	return 0;
 }

@@ -54,4 +54,10 @@ struct time_opts {
  */
 int time_opt(struct time_opts *t, int opt, const char *arg);
 
+/* --by pid|type: split counts by process, or by PostgreSQL backend type. */
+enum by { BY_NONE, BY_PID, BY_TYPE };
+#define BY_LONGOPT { "by", required_argument, NULL, 'b' }
+/* Parses the value of --by into *by; -1 (error and hint printed) when it is neither. */
+int by_opt(enum by *by, const char *arg);
+
 #endif

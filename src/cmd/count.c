@@ -17,7 +17,6 @@
 #include "util/json.h"
 #include "util/runloop.h"
 
-enum by { BY_NONE, BY_PID, BY_TYPE };
 
 struct prev_hit {
 	struct count_key k;
@@ -72,7 +71,7 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
 		TIME_LONGOPTS,
-		{ "by", required_argument, NULL, 'b' },
+		BY_LONGOPT,
 		{ "max-probes", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -91,15 +90,8 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 			continue;
 		switch (opt) {
 		case 'b':
-			if (!strcmp(optarg, "pid"))
-				c->by = BY_PID;
-			else if (!strcmp(optarg, "type"))
-				c->by = BY_TYPE;
-			else {
-				error("bad --by '%s'", optarg);
-				hint("--by pid (each process) or --by type (backend types)");
+			if (by_opt(&c->by, optarg) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'M': {
 			char *end;

@@ -22,7 +22,6 @@
 #include "util/json.h"
 #include "util/runloop.h"
 
-enum by { BY_NONE, BY_PID, BY_TYPE };
 
 struct proc_info {
 	pid_t pid;
@@ -505,7 +504,7 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 		GLOBAL_LONGOPTS,
 		TARGET_LONGOPTS,
 		TIME_LONGOPTS,
-		{ "by", required_argument, NULL, 'b' },
+		BY_LONGOPT,
 		{ "top", required_argument, NULL, 'T' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -529,15 +528,8 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 			continue;
 		switch (opt) {
 		case 'b':
-			if (!strcmp(optarg, "pid"))
-				c->by = BY_PID;
-			else if (!strcmp(optarg, "type"))
-				c->by = BY_TYPE;
-			else {
-				error("bad --by '%s'", optarg);
-				hint("--by pid (each process) or --by type (backend types)");
+			if (by_opt(&c->by, optarg) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'T': {
 			char *end;
