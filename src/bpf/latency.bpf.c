@@ -7,6 +7,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/latency.h"
+#include "bpf/stathash.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -15,6 +16,8 @@ const volatile __u64 disp_min = 0;
 const volatile __u64 disp_step = 1;
 const volatile __u32 disp_n = 0;
 const volatile __u64 disp_div = 1000;
+/* --raw-query: statements keyed by their exact text, so each literal is its own entry */
+const volatile bool raw_text = false;
 
 /*
  * START times keyed by (thread, pair). A START overwrites the previous one of its
@@ -43,10 +46,37 @@ struct {
 	__type(value, struct lat_thread);
 } threads SEC(".maps");
 
+/*
+ * latency query: figures per statement key (stathash.h), one value per CPU so that
+ * backends finishing the same statement on different CPUs share no cache line and
+ * max_ns needs no compare-and-swap. A plain hash, not an LRU: a full map counts the
+ * statement in `dropped` instead of silently evicting another statement's figures.
+ * Allocated as statements appear. User space sets max_entries (1 unless query).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, LAT_MAX_STMTS);
+	__type(key, __u64);
+	__type(value, struct lat_stmt);
+} stmts SEC(".maps");
+
+/* A sample text per statement key, inserted once, for user space to normalize. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, LAT_MAX_STMTS);
+	__type(key, __u64);
+	__type(value, char[LAT_TEXT_LEN]);
+} texts SEC(".maps");
+
+/* The statement text is too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[LAT_TEXT_LEN]);
+} scratch SEC(".maps");
 
 static __always_inline void on_start(__u64 cookie)
 {
@@ -131,29 +161,77 @@ int BPF_USDT(end_usdt)
 	return 0;
 }
 
-/* query__done(const char *query): the pair's END, plus the statement for the top list. */
+struct hash_ctx {
+	char *text;
+	struct stathash sh;
+};
+
+static long hash_step(__u32 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	char ch = c->text[i & (LAT_TEXT_LEN - 1)];
+
+	if (!ch)
+		return 1;
+	if (raw_text)
+		stathash_mix(&c->sh, ch);
+	else
+		stathash_byte(&c->sh, ch);
+	return 0;
+}
+
+static __always_inline void count_dropped(__u32 pair)
+{
+	struct lat_hist *h = bpf_map_lookup_elem(&hists, &pair);
+
+	if (h)
+		h->dropped++;
+}
+
+/*
+ * query__done(const char *query): the pair's END, plus the statement's figures under
+ * the hash of its text, the way stat --per query keys statements: literal-blind, so
+ * the map holds one entry per statement shape and user space merges what
+ * PostgreSQL's normalization makes equal.
+ */
 SEC("usdt")
 int BPF_USDT(query_done, const char *query)
 {
-	__u64 cookie = bpf_usdt_cookie(ctx), d = on_end(cookie), id;
-	struct lat_query_event *e;
+	__u64 cookie = bpf_usdt_cookie(ctx), d = on_end(cookie), key;
+	struct lat_stmt zero = {}, *st;
+	struct hash_ctx hc;
+	__u32 z = 0;
+	char *text;
 
 	if (!d)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__u32 pair = (__u32)cookie;
-		struct lat_hist *h = bpf_map_lookup_elem(&hists, &pair);
-		if (h)
-			h->dropped++;
+	text = bpf_map_lookup_elem(&scratch, &z);
+	if (!text)
 		return 0;
+	if (bpf_probe_read_user_str(text, LAT_TEXT_LEN, query) < 0)
+		text[0] = '\0';
+	hc.text = text;
+	stathash_init(&hc.sh);
+	/* bpf_loop: the verifier checks the step once, not once per byte */
+	bpf_loop(LAT_TEXT_LEN, hash_step, &hc, 0);
+	key = stathash_final(&hc.sh);
+
+	st = bpf_map_lookup_elem(&stmts, &key);
+	if (!st) {
+		/* EEXIST when another CPU created it meanwhile: the lookup finds it then */
+		bpf_map_update_elem(&stmts, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&stmts, &key);
+		if (!st) {
+			count_dropped((__u32)cookie);
+			return 0;
+		}
+		/* only for keys in stmts, so texts cannot fill up before it */
+		if (!bpf_map_lookup_elem(&texts, &key))
+			bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST);
 	}
-	id = bpf_get_current_pid_tgid();
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->dur_ns = d;
-	if (bpf_probe_read_user_str(e->text, sizeof(e->text), query) < 0)
-		e->text[0] = '\0';
-	bpf_ringbuf_submit(e, 0);
+	st->count++;
+	st->sum_ns += d;
+	if (d > st->max_ns)
+		st->max_ns = d;
 	return 0;
 }

@@ -19,9 +19,6 @@ struct lat_probe {
 	struct bpf_link **links;
 	int nlinks, npairs, ncpus;
 	struct lat_hist *percpu;
-	struct ring_buffer *rb;
-	void (*on_query)(void *ctx, const struct lat_query_event *e);
-	void *ctx;
 };
 
 void lat_probe_destroy(struct lat_probe *lp)
@@ -31,19 +28,9 @@ void lat_probe_destroy(struct lat_probe *lp)
 	for (int i = 0; i < lp->nlinks; i++)
 		bpf_link__destroy(lp->links[i]);
 	free(lp->links);
-	ring_buffer__free(lp->rb);
 	latency__destroy(lp->skel);
 	free(lp->percpu);
 	free(lp);
-}
-
-static int handle_event(void *ctx, void *data, size_t size)
-{
-	struct lat_probe *lp = ctx;
-
-	if (size >= sizeof(struct lat_query_event) && lp->on_query)
-		lp->on_query(lp->ctx, data);
-	return 0;
 }
 
 struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
@@ -53,8 +40,6 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	int err;
 
 	lp->npairs = o->npairs;
-	lp->on_query = o->on_query;
-	lp->ctx = o->ctx;
 	lp->ncpus = libbpf_num_possible_cpus();
 	lp->percpu = calloc(lp->ncpus, sizeof(struct lat_hist));
 	lp->skel = latency__open_opts(core_btf_open_opts());
@@ -69,8 +54,13 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	lp->skel->rodata->disp_step = o->hist->step ? o->hist->step : 1;
 	lp->skel->rodata->disp_n = o->hist->n;
 	lp->skel->rodata->disp_div = 1000;
-	/* 4 MiB: ~15 000 statements between two reads 200 ms apart; drops are counted. */
-	bpf_map__set_max_entries(lp->skel->maps.events, o->query ? 4 << 20 : 4096);
+	lp->skel->rodata->raw_text = o->raw;
+	/* Pairs other than query need neither the statement maps nor bpf_loop (5.17). */
+	if (!o->query) {
+		bpf_map__set_max_entries(lp->skel->maps.stmts, 1);
+		bpf_map__set_max_entries(lp->skel->maps.texts, 1);
+		bpf_program__set_autoload(lp->skel->progs.query_done, false);
+	}
 	err = latency__load(lp->skel);
 	if (err) {
 		errno = -err;
@@ -82,14 +72,6 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		error("cannot fill the process filter");
 		hint("the filter holds 1024 pids");
 		goto fail;
-	}
-	if (o->query) {
-		lp->rb = ring_buffer__new(bpf_map__fd(lp->skel->maps.events), handle_event, lp, NULL);
-		if (!lp->rb) {
-			error_errno("cannot set up the statement ring buffer");
-			hint("run as root");
-			goto fail;
-		}
 	}
 	/* ENDs first: a START attached alone would fill the map with nothing to pair. */
 	for (int i = 0; i < o->npairs; i++) {
@@ -152,7 +134,50 @@ int lat_probe_pending(struct lat_probe *lp)
 	return n;
 }
 
-int lat_probe_consume(struct lat_probe *lp)
+int lat_probe_read_stmts(struct lat_probe *lp, struct lat_stmt_entry **out)
 {
-	return lp->rb ? ring_buffer__consume(lp->rb) : 0;
+	int sfd = bpf_map__fd(lp->skel->maps.stmts), tfd = bpf_map__fd(lp->skel->maps.texts);
+	/* per-CPU values come out rounded up to 8 bytes each */
+	struct lat_stmt *pc = calloc(lp->ncpus, sizeof(*pc));
+	struct lat_stmt_entry *v = NULL;
+	__u64 key, cur, *prev = NULL;
+	int n = 0, cap = 0;
+
+	_Static_assert(sizeof(struct lat_stmt) % 8 == 0, "per-CPU values are 8-byte aligned");
+	*out = NULL;
+	if (!pc)
+		return -1;
+	while (bpf_map_get_next_key(sfd, prev, &key) == 0) {
+		cur = key;
+		prev = &cur;
+		if (n == cap) {
+			struct lat_stmt_entry *nv = realloc(v, (cap ? 2 * cap : 64) * sizeof(*v));
+			if (!nv) {
+				free(v);
+				free(pc);
+				return -1;
+			}
+			v = nv;
+			cap = cap ? 2 * cap : 64;
+		}
+		if (bpf_map_lookup_elem(sfd, &key, pc))
+			continue;
+		struct lat_stmt_entry *e = &v[n];
+		memset(e, 0, sizeof(*e));
+		e->key = key;
+		for (int c = 0; c < lp->ncpus; c++) {
+			e->s.count += pc[c].count;
+			e->s.sum_ns += pc[c].sum_ns;
+			if (pc[c].max_ns > e->s.max_ns)
+				e->s.max_ns = pc[c].max_ns;
+		}
+		if (bpf_map_lookup_elem(tfd, &key, e->text))
+			e->text[0] = '\0';
+		e->text[LAT_TEXT_LEN - 1] = '\0';
+		if (e->s.count)
+			n++;
+	}
+	free(pc);
+	*out = v;
+	return n;
 }

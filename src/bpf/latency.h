@@ -1,18 +1,19 @@
-/* Structures shared by latency.bpf.c and its user side: per-pair histograms, query events. */
+/* Structures shared by latency.bpf.c and its user side: per-pair histograms, statements. */
 #ifndef DBTAP_BPF_LATENCY_H
 #define DBTAP_BPF_LATENCY_H
 
 #include "bpf/loglinear.h"
 
 #define LAT_MAX_PAIRS 8
-#define LAT_TEXT_LEN  256
+#define LAT_TEXT_LEN  256   /* a power of two: the hash loop masks its index with it */
+#define LAT_MAX_STMTS 10000 /* statement keys kept by latency query; more are `dropped` */
 
 /* Cumulative per pair, one per CPU. */
 struct lat_hist {
 	__u64 count;
 	__u64 sum_ns;
 	__u64 unmatched; /* END hits with no START on that thread */
-	__u64 dropped;   /* query events lost to a full ring buffer */
+	__u64 dropped;   /* statements not grouped: the statement map was full */
 	__u64 ll[LL_BUCKETS];
 	__u64 disp[DISP_SLOTS];
 };
@@ -30,11 +31,17 @@ struct lat_thread {
 	__u32 pad;
 };
 
-/* latency query: one finished statement. */
-struct lat_query_event {
-	__u32 pid;
-	__u32 tid;
-	__u64 dur_ns;
+/* latency query: one statement key's finished statements, one per CPU. */
+struct lat_stmt {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 max_ns;
+};
+
+/* A statement key as read from the maps: figures summed over CPUs, its sample text. */
+struct lat_stmt_entry {
+	__u64 key;
+	struct lat_stmt s;
 	char text[LAT_TEXT_LEN];
 };
 
@@ -53,9 +60,8 @@ struct lat_probe_opts {
 	/* pairs: starts[i] -> ends[i] */
 	const struct probe *starts, *ends;
 	int npairs;
-	bool query;              /* the pair is query__start -> query__done: stream texts */
-	void (*on_query)(void *ctx, const struct lat_query_event *e);
-	void *ctx;
+	bool query;              /* the pair is query__start -> query__done: group statements */
+	bool raw;                /* key statements by their exact text, not literal-blind */
 };
 
 /* NULL with an error and a hint printed; nothing stays attached then. */
@@ -66,8 +72,8 @@ int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out);
 int lat_probe_read_threads(struct lat_probe *lp, struct lat_key **keys, struct lat_thread **vals);
 /* STARTs waiting for their END (one per thread and pair at most). */
 int lat_probe_pending(struct lat_probe *lp);
-/* Delivers queued query events to on_query. */
-int lat_probe_consume(struct lat_probe *lp);
+/* latency query: every statement key, count returned, a malloc'd array; -1 on failure. */
+int lat_probe_read_stmts(struct lat_probe *lp, struct lat_stmt_entry **out);
 int lat_probe_nlinks(const struct lat_probe *lp);
 void lat_probe_destroy(struct lat_probe *lp);
 #endif

@@ -45,8 +45,7 @@ struct lat_cmd {
 	struct runloop rl;
 };
 
-#define MAX_STMTS  10000
-#define STMT_SLOTS 32768 /* a power of two, over 3x MAX_STMTS */
+#define STMT_SLOTS 32768 /* a power of two, over 3x LAT_MAX_STMTS */
 
 /* FNV-1a: statement texts to hash slots. */
 static uint32_t text_hash(const char *t)
@@ -226,20 +225,16 @@ static int setup_query(struct lat_cmd *c, int argc, char **argv, const char *bin
 	return ret;
 }
 
-static void on_query(void *ctx, const struct lat_query_event *e)
+/* Adds one kernel statement key to the statement with the same (normalized) text. */
+static int stmt_merge(struct lat_cmd *c, const struct lat_stmt_entry *e)
 {
-	struct lat_cmd *c = ctx;
 	char text[LAT_TEXT_LEN * 2];
 	struct stmt *s = NULL;
 
 	if (c->raw)
-		snprintf(text, sizeof(text), "%.*s", LAT_TEXT_LEN, e->text);
+		snprintf(text, sizeof(text), "%s", e->text);
 	else
 		pg_normalize_query(e->text, text, sizeof(text));
-	if (!c->stmt_slots) {
-		c->stmt_slots = malloc(STMT_SLOTS * sizeof(*c->stmt_slots));
-		memset(c->stmt_slots, 0xff, STMT_SLOTS * sizeof(*c->stmt_slots));
-	}
 	uint32_t slot = text_hash(text) & (STMT_SLOTS - 1);
 	while (c->stmt_slots[slot] >= 0) {
 		if (!strcmp(c->stmts[c->stmt_slots[slot]].text, text)) {
@@ -249,20 +244,51 @@ static void on_query(void *ctx, const struct lat_query_event *e)
 		slot = (slot + 1) & (STMT_SLOTS - 1);
 	}
 	if (!s) {
-		if (c->nstmts >= MAX_STMTS) {
-			c->stmt_other++;
-			return;
-		}
-		c->stmts = realloc(c->stmts, (c->nstmts + 1) * sizeof(*c->stmts));
+		if (c->nstmts >= LAT_MAX_STMTS)
+			return 0; /* cannot happen: at most one statement per key */
 		c->stmt_slots[slot] = c->nstmts;
 		s = &c->stmts[c->nstmts++];
 		memset(s, 0, sizeof(*s));
 		s->text = strdup(text);
+		if (!s->text)
+			return -1;
 	}
-	s->count++;
-	s->total_ns += e->dur_ns;
-	if (e->dur_ns > s->max_ns)
-		s->max_ns = e->dur_ns;
+	s->count += e->s.count;
+	s->total_ns += e->s.sum_ns;
+	if (e->s.max_ns > s->max_ns)
+		s->max_ns = e->s.max_ns;
+	return 0;
+}
+
+/*
+ * The kernel keys statements by a literal-blind hash (or, with --raw-query, the exact
+ * text) and keeps one sample text per key; here the samples are normalized and keys
+ * that normalize equal become one statement.
+ */
+static int stmts_collect(struct lat_cmd *c)
+{
+	struct lat_stmt_entry *v;
+	int n = lat_probe_read_stmts(c->lp, &v);
+
+	if (n < 0)
+		return error("out of memory reading the statements");
+	if (!c->stmt_slots) {
+		c->stmt_slots = malloc(STMT_SLOTS * sizeof(*c->stmt_slots));
+		c->stmts = calloc(LAT_MAX_STMTS, sizeof(*c->stmts));
+		if (!c->stmt_slots || !c->stmts) {
+			free(v);
+			return error("out of memory reading the statements");
+		}
+	}
+	for (int i = 0; i < c->nstmts; i++)
+		free(c->stmts[i].text);
+	c->nstmts = 0;
+	memset(c->stmt_slots, 0xff, STMT_SLOTS * sizeof(*c->stmt_slots));
+	for (int i = 0; i < n; i++)
+		if (stmt_merge(c, &v[i]) < 0)
+			break;
+	free(v);
+	return 0;
 }
 
 /* What a process is, for the summary: a backend type with --pg, else its command name. */
@@ -278,12 +304,11 @@ static void type_of(struct lat_cmd *c, __u32 pid, char *buf, size_t len)
 		snprintf(buf, len, "exited");
 }
 
-/* Every 200 ms: statements into the top list, and whether the target still runs. */
+/* Every 200 ms: whether the target still runs. */
 static bool poll_check(void *arg)
 {
 	struct lat_cmd *c = arg;
 
-	lat_probe_consume(c->lp);
 	return c->t.kind == TARGET_NONE || target_alive(&c->t);
 }
 
@@ -337,7 +362,6 @@ static void report(struct lat_cmd *c, bool summary)
 	char ts[16];
 	time_t now = time(NULL);
 
-	lat_probe_consume(c->lp);
 	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
 	if (global.json) {
 		json_init(&j);
@@ -397,13 +421,17 @@ static void report(struct lat_cmd *c, bool summary)
 			if (summary || c->hist_given)
 				hist_print(stdout, &c->spec, (const uint64_t *)d->disp, "us");
 			if (c->query && d->dropped)
-				printf("  %" PRIu64 " statements not listed: the ring buffer was full\n",
-				       (uint64_t)d->dropped);
+				printf("  %" PRIu64 " statements not listed: the statement map was full"
+				       " (%d keys)\n", (uint64_t)d->dropped, LAT_MAX_STMTS);
 		}
 	}
 
 	int ntop = 0;
 	if (summary && c->query) {
+		/* the pair's cumulative figures were just read: these are its statements */
+		c->stmt_other = c->cur->dropped;
+		if (stmts_collect(c) < 0)
+			c->nstmts = 0;
 		qsort(c->stmts, c->nstmts, sizeof(*c->stmts), cmp_stmt);
 		ntop = c->nstmts < c->top ? c->nstmts : c->top;
 	}
@@ -470,8 +498,7 @@ int cmd_latency(int argc, char **argv)
 	po.ends = c.ends;
 	po.npairs = c.npairs;
 	po.query = c.query;
-	po.on_query = on_query;
-	po.ctx = &c;
+	po.raw = c.raw;
 	c.lp = lat_probe_open(&po);
 	if (!c.lp) {
 		ret = EXIT_FAIL;
@@ -487,8 +514,7 @@ int cmd_latency(int argc, char **argv)
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
 	for (;;) {
-		/* Statements stream through the ring buffer: drain it often. */
-		enum runloop_event ev = runloop_wait(&c.rl, c.query ? 50 : 200, poll_check, &c);
+		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
 		if (ev == RUNLOOP_TICK) {
 			report(&c, false);
 			continue;
