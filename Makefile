@@ -42,7 +42,7 @@ WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
-                bpftrace perl procps
+                bpftrace perl procps python3 gcc make binutils iproute2
 
 .PHONY: all deps check unit-test tap-test demo install clean workloads
 .DELETE_ON_ERROR:
