@@ -1,0 +1,59 @@
+/* Unit tests for cmd/cmd.c: the -i/-d and --by parsers every tracing command shares. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cmd/cmd.h"
+
+static void test_time_opt(void **state)
+{
+	struct time_opts t = { 0 };
+
+	assert_int_equal(time_opt(&t, 'i', "0.5"), 1);
+	assert_true(t.interval == 0.5);
+	assert_int_equal(time_opt(&t, 'd', "10"), 1);
+	assert_true(t.duration == 10.0);
+	assert_int_equal(time_opt(&t, 'i', "0"), 1); /* final report only */
+	assert_true(t.interval == 0.0);
+	assert_int_equal(time_opt(&t, 'x', "1"), 0); /* not a time option: untouched */
+	assert_true(t.duration == 10.0);
+}
+
+static void test_time_opt_bad(void **state)
+{
+	struct time_opts t = { .interval = 1, .duration = 2 };
+	const char *bad[] = { "0", "-1", "x", "1s", "", "1e9" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(time_opt(&t, 'd', bad[i]), -1);
+	assert_int_equal(time_opt(&t, 'i', "-0.1"), -1);
+	assert_int_equal(time_opt(&t, 'i', "soon"), -1);
+	assert_true(t.interval == 1 && t.duration == 2); /* a bad value changes nothing */
+}
+
+static void test_by_opt(void **state)
+{
+	enum by by = BY_NONE;
+
+	assert_int_equal(by_opt(&by, "pid"), 0);
+	assert_int_equal(by, BY_PID);
+	assert_int_equal(by_opt(&by, "type"), 0);
+	assert_int_equal(by, BY_TYPE);
+	assert_int_equal(by_opt(&by, "PID"), -1);
+	assert_int_equal(by_opt(&by, ""), -1);
+	assert_int_equal(by, BY_TYPE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_time_opt),
+		cmocka_unit_test(test_time_opt_bad),
+		cmocka_unit_test(test_by_opt),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
