@@ -27,6 +27,14 @@ test_expect_success 'set up a cluster, a bench database, a one-statement script'
 	echo "select 1;" >one.sql
 '
 
+# Built and run on one kernel: the relocations of every test in this file use the
+# minimal BTF cut at build time, so the exact counts below also check it.
+test_expect_success 'CO-RE uses the built-in minimal BTF on the kernel it was built on' '
+	dbtap -v tps --pg="$PGDATA" -d 0.2 >/dev/null 2>v.err &&
+	test_grep "CO-RE against the built-in minimal BTF" v.err &&
+	test_must_fail grep -q "loading kernel BTF" v.err
+'
+
 test_expect_success 'pgbench -c 3 -t 2000: commits = processed + one start-up transaction per connection' '
 	s0=$(sessions) &&
 	trace_start tps1.json tps --pg="$PGDATA" -j -i 0.1 --per-backend &&
