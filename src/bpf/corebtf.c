@@ -16,23 +16,21 @@
 /* The bytes of build/min_core.btf, placed by corebtf_blob.S. */
 extern const unsigned char min_core_btf_start[], min_core_btf_end[];
 
-/* Size and CRC32 of the running kernel's BTF, read in small chunks (no big buffer). */
-static int vmlinux_btf_sum(unsigned long *size, unsigned long *crc)
+bool core_btf_file_matches(const char *path, unsigned long size, unsigned long crc)
 {
-	unsigned char buf[64 * 1024];
-	int fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
+	unsigned char buf[64 * 1024]; /* read in chunks: no 5.5 MB buffer for a checksum */
+	unsigned long n_total = 0, c = crc32(0L, Z_NULL, 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
-	*size = 0;
-	*crc = crc32(0L, Z_NULL, 0);
+		return false;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		*crc = crc32(*crc, buf, n);
-		*size += n;
+		c = crc32(c, buf, n);
+		n_total += n;
 	}
 	close(fd);
-	return n < 0 ? -1 : 0;
+	return n == 0 && n_total == size && c == crc;
 }
 
 const struct bpf_object_open_opts *core_btf_open_opts(void)
@@ -40,13 +38,12 @@ const struct bpf_object_open_opts *core_btf_open_opts(void)
 	static struct bpf_object_open_opts opts = { .sz = sizeof(opts) };
 	static char path[64];
 	static int state; /* 0 unknown, 1 use it, -1 do not */
-	unsigned long size, crc;
 
 	if (state)
 		return state > 0 ? &opts : NULL;
 	state = -1;
-	if (vmlinux_btf_sum(&size, &crc) < 0 || size != MIN_CORE_BTF_VMLINUX_SIZE ||
-	    crc != MIN_CORE_BTF_VMLINUX_CRC32) {
+	if (!core_btf_file_matches(VMLINUX_BTF, MIN_CORE_BTF_VMLINUX_SIZE,
+				   MIN_CORE_BTF_VMLINUX_CRC32)) {
 		verbose("kernel BTF differs from the one dbtap was built on: using %s", VMLINUX_BTF);
 		return NULL;
 	}

@@ -2,6 +2,8 @@
 #ifndef DBTAP_BPF_COREBTF_H
 #define DBTAP_BPF_COREBTF_H
 
+#include <stdbool.h>
+
 #include <bpf/libbpf.h>
 
 /*
@@ -12,5 +14,8 @@
  * it relocates) and a few milliseconds of start-up.
  */
 const struct bpf_object_open_opts *core_btf_open_opts(void);
+
+/* Whether the file at path has exactly this size and CRC32 (zlib's, as gzip's). */
+bool core_btf_file_matches(const char *path, unsigned long size, unsigned long crc);
 
 #endif
