@@ -8,6 +8,7 @@
 
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/mapdump.h"
 #include "bpf/tps.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
@@ -153,21 +154,20 @@ int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out)
 
 int tps_probe_read_backends(struct tps_probe *tp, struct tps_backend_entry **out)
 {
-	int fd = bpf_map__fd(tp->skel->maps.backends);
-	int n = 0, cap = 64;
-	__u32 next, *prev = NULL, cur;
-	struct tps_backend_entry *v = malloc(cap * sizeof(*v));
+	__u32 *tids = NULL;
+	struct tps_backend *b = NULL;
+	int n = map_dump(bpf_map__fd(tp->skel->maps.backends), sizeof(*tids), sizeof(*b),
+			 (void **)&tids, (void **)&b);
+	struct tps_backend_entry *v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (n == cap)
-			v = realloc(v, (cap *= 2) * sizeof(*v));
-		if (bpf_map_lookup_elem(fd, &next, &v[n].b) == 0) {
-			v[n].tid = next;
-			n++;
-		}
-		cur = next;
-		prev = &cur;
+	if (n > 0 && !v)
+		n = -1;
+	for (int i = 0; i < n; i++) {
+		v[i].tid = tids[i];
+		v[i].b = b[i];
 	}
+	free(tids);
+	free(b);
 	*out = v;
 	return n;
 }
