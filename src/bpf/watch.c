@@ -9,6 +9,7 @@
 
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/mapdump.h"
 #include "bpf/watch.h"
 #include "perf/breakpoint.h"
 #include "util/error.h"
@@ -122,24 +123,20 @@ int watch_probe_poll_events(struct watch_probe *w, int timeout_ms)
 
 int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out)
 {
-	int fd = bpf_map__fd(w->skel->maps.counts);
-	int n = 0, cap = 64;
-	uint32_t key, next;
-	uint32_t *prev = NULL;
-	struct watch_count *v = malloc(cap * sizeof(*v));
+	uint32_t *pids = NULL;
+	uint64_t *counts = NULL;
+	int n = map_dump(bpf_map__fd(w->skel->maps.counts), sizeof(*pids), sizeof(*counts),
+			 (void **)&pids, (void **)&counts);
+	struct watch_count *v = calloc(n > 0 ? n : 1, sizeof(*v));
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		uint64_t count;
-		if (bpf_map_lookup_elem(fd, &next, &count) == 0) {
-			if (n == cap)
-				v = realloc(v, (cap *= 2) * sizeof(*v));
-			v[n].pid = next;
-			v[n].count = count;
-			n++;
-		}
-		key = next;
-		prev = &key;
+	if (!v)
+		n = -1;
+	for (int i = 0; i < n; i++) {
+		v[i].pid = pids[i];
+		v[i].count = counts[i];
 	}
+	free(pids);
+	free(counts);
 	*out = v;
 	return n;
 }
