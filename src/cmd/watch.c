@@ -455,6 +455,14 @@ static void report_summary(struct watch_cmd *c, const char *end)
 	if (c->events && watch_probe_dropped(c->probe))
 		printf("events: %" PRIu64 " printed, %" PRIu64 " dropped (ring buffer full)\n",
 		       c->nevents, watch_probe_dropped(c->probe));
+	/* Writes the filter left out: say so, since -p of a postmaster misses its backends. */
+	if (!c->poll && watch_probe_ignored(c->probe)) {
+		printf("ignored: %" PRIu64 " writes by processes outside the target\n",
+		       watch_probe_ignored(c->probe));
+		if (c->t.kind != TARGET_PG)
+			hint("-p counts only the processes given (not their children): --pg covers "
+			     "every process of a cluster");
+	}
 }
 
 /* --layouts: where xid and oid are in each known major version. */

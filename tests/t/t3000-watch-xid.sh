@@ -103,6 +103,17 @@ assert d[\"processes\"] == [{\"pid\": $(cat s.pid), \"type\": \"client backend\"
 	'
 done
 
+test_expect_success 'text: writes the -p filter left out are reported, with a hint toward --pg' '
+	session_start s 2 &&
+	watch_start wt.txt xid -p "$(cat s.pid)" -i 0 &&
+	xid_calls 3 other >/dev/null &&
+	touch s.go && wait $session_bg &&
+	watch_stop &&
+	test_grep "^xid: 2 writes" wt.txt &&
+	test_grep "^ignored: 3 writes by processes outside the target" wt.txt &&
+	test_grep "^hint: -p counts only the processes given" wt.txt.err
+'
+
 test_expect_success 'pgbench -c 2 -t 40: one XID per transaction, 40 per connection' '
 	pg_bench -i -q -s 1 >/dev/null 2>&1 &&
 	watch_start wb.json xid --pg="$PGDATA" -j --by pid -i 0 &&
