@@ -1,8 +1,10 @@
 /* What every command shares: global options and the bad-option message. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "target/target.h"
 #include "util/error.h"
 #include "util/runloop.h"
 
@@ -66,5 +68,26 @@ int by_opt(enum by *by, const char *arg)
 		hint("--by pid (each process) or --by type (backend types)");
 		return -1;
 	}
+	return 0;
+}
+
+int tracing_opt(struct target_opts *to, struct time_opts *t, int opt, int argc, char **argv)
+{
+	if (global_opt(opt) || target_opt(to, opt, argc, argv))
+		return 1;
+	return time_opt(t, opt, optarg);
+}
+
+int top_opt(int *top, const char *arg, const char *what)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (!*arg || *end || n < 1 || n > 1000000) {
+		error("bad --top '%s'", arg);
+		hint("--top takes a positive number of %s, e.g. --top 5", what);
+		return -1;
+	}
+	*top = (int)n;
 	return 0;
 }

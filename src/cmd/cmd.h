@@ -54,6 +54,19 @@ struct time_opts {
  */
 int time_opt(struct time_opts *t, int opt, const char *arg);
 
+/*
+ * What every tracing command accepts: -j, -v, --pg/-p/-t and -i/-d, as one table
+ * fragment, one short-option string and one call in the getopt loop.
+ */
+struct target_opts;
+#define TRACING_LONGOPTS GLOBAL_LONGOPTS, TARGET_LONGOPTS, TIME_LONGOPTS
+#define TRACING_SHORTOPTS GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:"
+/* 1: consumed; 0: not one of them; -1: bad value (error and hint printed). */
+int tracing_opt(struct target_opts *to, struct time_opts *t, int opt, int argc, char **argv);
+
+/* --top N: a positive count of rows; -1 (error and hint naming what) when it is not. */
+int top_opt(int *top, const char *arg, const char *what);
+
 /* --by pid|type: split counts by process, or by PostgreSQL backend type. */
 enum by { BY_NONE, BY_PID, BY_TYPE };
 #define BY_LONGOPT { "by", required_argument, NULL, 'b' }

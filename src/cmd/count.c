@@ -68,9 +68,7 @@ static void usage(FILE *f)
 static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		TARGET_LONGOPTS,
-		TIME_LONGOPTS,
+		TRACING_LONGOPTS,
 		BY_LONGOPT,
 		{ "max-probes", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -79,12 +77,8 @@ static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, 
 	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		if (target_opt(to, opt, argc, argv))
-			continue;
-		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
 			return EXIT_USAGE;
 		if (r)
 			continue;

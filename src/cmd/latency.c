@@ -90,9 +90,7 @@ static void usage(FILE *f)
 static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		TARGET_LONGOPTS,
-		TIME_LONGOPTS,
+		TRACING_LONGOPTS,
 		{ "hist", required_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "raw-query", no_argument, NULL, 'R' },
@@ -102,12 +100,8 @@ static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, ch
 	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		if (target_opt(to, opt, argc, argv))
-			continue;
-		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
 			return EXIT_USAGE;
 		if (r)
 			continue;
@@ -117,17 +111,10 @@ static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, ch
 				return EXIT_USAGE;
 			c->hist_given = true;
 			break;
-		case 'T': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 10000) {
-				error("bad --top '%s'", optarg);
-				hint("--top takes a positive number of statements, e.g. --top 5");
+		case 'T':
+			if (top_opt(&c->top, optarg, "statements") < 0)
 				return EXIT_USAGE;
-			}
-			c->top = (int)n;
 			break;
-		}
 		case 'R':
 			c->raw = true;
 			break;

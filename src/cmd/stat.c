@@ -1199,28 +1199,23 @@ int cmd_stat(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "per", required_argument, NULL, 'R' },
-		TIME_LONGOPTS,
 		{ "compare", required_argument, NULL, 'C' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
-		TARGET_LONGOPTS,
-		GLOBAL_LONGOPTS,
+		TRACING_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stat_cmd c = { .top = 10 };
 	struct strbuf events = STRBUF_INIT;
 	struct side sides[2];
 	int nsides = 1, opt, ret = EXIT_USAGE;
-	char *end;
 
 	memset(sides, 0, sizeof(sides));
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":e:p:t:h" TIME_SHORTOPTS GLOBAL_SHORTOPTS, longopts,
+	while ((opt = getopt_long(argc, argv, ":e:h" TRACING_SHORTOPTS, longopts,
 				  NULL)) != -1) {
-		if (global_opt(opt) || target_opt(&c.topts, opt, argc, argv))
-			continue;
-		int r = time_opt(&c.time, opt, optarg);
+		int r = tracing_opt(&c.topts, &c.time, opt, argc, argv);
 		if (r < 0)
 			goto out;
 		if (r)
@@ -1239,12 +1234,8 @@ int cmd_stat(int argc, char **argv)
 			c.compare = optarg;
 			break;
 		case 'T':
-			c.top = strtol(optarg, &end, 10);
-			if (*end || c.top <= 0) {
-				error("bad --top '%s'", optarg);
-				hint("--top takes a positive number of statements");
+			if (top_opt(&c.top, optarg, "statements") < 0)
 				goto out;
-			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -509,9 +509,7 @@ static void print_layouts(void)
 static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		TARGET_LONGOPTS,
-		TIME_LONGOPTS,
+		TRACING_LONGOPTS,
 		BY_LONGOPT,
 		{ "top", required_argument, NULL, 'T' },
 		{ "events", no_argument, NULL, 'e' },
@@ -525,12 +523,8 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 	int opt, r;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS TIME_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		if (target_opt(to, opt, argc, argv))
-			continue;
-		if ((r = time_opt(&c->time, opt, optarg)) < 0)
+	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
 			return EXIT_USAGE;
 		if (r)
 			continue;
@@ -539,17 +533,10 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 			if (by_opt(&c->by, optarg) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'T': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 100000) {
-				error("bad --top '%s'", optarg);
-				hint("--top takes a positive number of writers, e.g. --top 5");
+		case 'T':
+			if (top_opt(&c->top, optarg, "writers") < 0)
 				return EXIT_USAGE;
-			}
-			c->top = (int)n;
 			break;
-		}
 		case 'e':
 			c->events = true;
 			break;

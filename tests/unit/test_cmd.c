@@ -1,4 +1,4 @@
-/* Unit tests for cmd/cmd.c: the -i/-d and --by parsers every tracing command shares. */
+/* Unit tests for cmd/cmd.c: the -i/-d, --by and --top parsers the commands share. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,12 +48,25 @@ static void test_by_opt(void **state)
 	assert_int_equal(by, BY_TYPE);
 }
 
+static void test_top_opt(void **state)
+{
+	int top = 10;
+
+	assert_int_equal(top_opt(&top, "5", "rows"), 0);
+	assert_int_equal(top, 5);
+	const char *bad[] = { "0", "-3", "5x", "", "99999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(top_opt(&top, bad[i], "rows"), -1);
+	assert_int_equal(top, 5); /* a bad value changes nothing */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_opt),
 		cmocka_unit_test(test_time_opt_bad),
 		cmocka_unit_test(test_by_opt),
+		cmocka_unit_test(test_top_opt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
