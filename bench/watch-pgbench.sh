@@ -10,26 +10,10 @@
 # CPU time per transaction (steadier than TPS on a shared machine), each with its
 # ratio to untraced. Then start-up time (spawn -> attached) and peak RSS of dbtap and bpftrace.
 # Ratios measured side by side, never absolute targets: machines differ.
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-3}
 SECS=${2:-8}
-DBTAP="$ROOT/dbtap"
-
-[ "$(id -u)" = 0 ] || { echo "error: needs root (hardware breakpoints, BPF)" >&2; exit 1; }
-[ -x "$DBTAP" ] || { echo "error: $DBTAP is not built" >&2; echo "hint: run make" >&2; exit 1; }
-
-TRASH=$(mktemp -d /tmp/dbtap-bench-watch.XXXXXX) || exit 1
-chmod 755 "$TRASH"
-atexit=()
-test_atexit() { atexit=("$1" "${atexit[@]}"); }
-test_skip_all() { echo "error: $*" >&2; exit 1; }
-cleanup() {
-	for c in "${atexit[@]}"; do eval "$c" >/dev/null 2>&1; done
-	rm -rf "$TRASH"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-. "$ROOT/tests/lib/pg.sh"
+. "$(dirname "$0")/../tests/lib/standalone.sh"
+standalone_init bench-watch "hardware breakpoints, BPF"
 
 pg_start bench "autovacuum = off" || exit 1
 pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
