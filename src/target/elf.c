@@ -118,13 +118,25 @@ static void load_symbols(struct elf_file *ef)
 	}
 }
 
+void binary_open_error(const char *path)
+{
+	int e = errno;
+
+	error_errno("cannot open binary '%s'", path);
+	if (e == EACCES || e == EPERM)
+		hint("run dbtap as root");
+	else if (e == ENOENT)
+		hint("check the path; a process's binary is /proc/PID/exe (a package upgrade "
+		     "may have replaced the file since it started)");
+}
+
 struct elf_file *elf_file_open(const char *path)
 {
 	struct elf_file *ef = calloc(1, sizeof(*ef));
 	ef->path = strdup(path);
 	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ef->fd < 0) {
-		error_errno("cannot open binary '%s'", path);
+		binary_open_error(path);
 		goto fail;
 	}
 	elf_version(EV_CURRENT);
@@ -132,6 +144,7 @@ struct elf_file *elf_file_open(const char *path)
 	GElf_Ehdr eh;
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh)) {
 		error("'%s' is not an ELF file", path);
+		hint("name the program's executable, not a script or a wrapper that starts it");
 		goto fail;
 	}
 	ef->pie = eh.e_type == ET_DYN;

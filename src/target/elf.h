@@ -18,7 +18,10 @@ struct elf_sym {
 
 struct elf_file;
 
-/* Opens path; NULL with an error printed (naming path) on failure. */
+/* "cannot open binary" for errno, with the hint that fits it. */
+void binary_open_error(const char *path);
+
+/* Opens path; NULL with an error and a hint printed (naming path) on failure. */
 struct elf_file *elf_file_open(const char *path);
 void elf_file_close(struct elf_file *ef);
 const char *elf_file_path(const struct elf_file *ef);

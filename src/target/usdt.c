@@ -7,6 +7,7 @@
 
 #include <gelf.h>
 
+#include "target/elf.h"
 #include "target/usdt.h"
 #include "util/error.h"
 
@@ -53,8 +54,10 @@ int usdt_list_read(const char *path, struct usdt_list *list)
 {
 	memset(list, 0, sizeof(*list));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error_errno("cannot open binary '%s'", path);
+	if (fd < 0) {
+		binary_open_error(path);
+		return -1;
+	}
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	size_t shstrndx;
@@ -62,7 +65,9 @@ int usdt_list_read(const char *path, struct usdt_list *list)
 		if (e)
 			elf_end(e);
 		close(fd);
-		return error("'%s' is not an ELF file", path);
+		error("'%s' is not an ELF file", path);
+		hint("name the program's executable, not a script or a wrapper that starts it");
+		return -1;
 	}
 
 	uint64_t base_addr = 0;
