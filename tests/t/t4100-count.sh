@@ -103,14 +103,17 @@ test_skip 'stripped server binary refusals' 'no PostgreSQL server installed'
 test_skip 'wildcard cap' 'no PostgreSQL server installed'
 fi
 
-test_expect_success 'bad input: spec syntax, no probe, --by, missing binary' '
+test_expect_success 'bad input: spec syntax, no probe, --by, missing binary, not a program' '
 	test_expect_code 2 dbtap count kprobe:foo 2>e8 && test_grep "unknown probe type" e8 &&
 	test_expect_code 2 dbtap count usdt:onlyone 2>e9 && test_grep "usdt needs PROVIDER:NAME" e9 &&
 	test_expect_code 2 dbtap count 2>e10 && test_grep "needs at least one PROBE" e10 &&
 	test_expect_code 2 dbtap count --by tid uprobe:$W:funcloop_work 2>e11 &&
 	test_grep "bad --by '"'tid'"'" e11 &&
 	test_expect_code 2 dbtap count uprobe:/no/such/bin:f 2>e12 &&
-	test_grep "binary '"'/no/such/bin'"' of probe" e12 && test_grep "^hint: " e12
+	test_grep "binary '"'/no/such/bin'"' of probe" e12 && test_grep "^hint: " e12 &&
+	echo "#!/bin/sh" >script.sh && chmod +x script.sh &&
+	test_expect_code 1 dbtap count uprobe:$PWD/script.sh:f 2>e13 &&
+	test_grep "is not an ELF file" e13 && test_grep "^hint: name the program" e13
 '
 
 test_done
