@@ -202,8 +202,8 @@ static int setup_query(struct lat_cmd *c, int argc, char **argv, const char *bin
 	}
 	snprintf(s, sizeof(s), "usdt:%s:%s:%s", binary, names->provider, names->query_start);
 	snprintf(e, sizeof(e), "usdt:%s:%s:%s", binary, names->provider, names->query_done);
-	c->labels[0] = "query__start";
-	c->labels[1] = "query__done";
+	c->labels[0] = names->query_start;
+	c->labels[1] = names->query_done;
 	ret = resolve_one(c, s, binary, 0, &c->starts[0]);
 	if (!ret)
 		ret = resolve_one(c, e, binary, 1, &c->ends[0]);
