@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "bench/bpftrace.h"
-#include "bench/breakpoint.h"
 #include "bench/run.h"
+#include "perf/breakpoint.h"
 #include "bpf/bench.h"
 #include "target/elf.h"
 #include "target/proc.h"
@@ -190,13 +190,13 @@ static int attach(struct bench_env *e, const struct bench_mech *m, enum bench_pr
 		/* Per thread: the breakpoint follows each thread from CPU to CPU. */
 		a->bp_owned = p == PROG_NONE;
 		for (int i = 0; i < c->nthreads; i++) {
-			int fd = bench_breakpoint_open(c->sh->t[i].tid, bench_watched_addr(),
+			int fd = breakpoint_open_task(c->sh->t[i].tid, bench_watched_addr(),
 						       p != PROG_NONE, reason, rlen);
 			/* Another tool may hold the slots for a moment: a few tries first. */
 			for (int try = 0; fd == -ENOSPC && try < 5 && !runloop_stopped(); try++) {
 				struct timespec ts = { 0, 50 * 1000000 };
 				nanosleep(&ts, NULL);
-				fd = bench_breakpoint_open(c->sh->t[i].tid, bench_watched_addr(),
+				fd = breakpoint_open_task(c->sh->t[i].tid, bench_watched_addr(),
 							   p != PROG_NONE, reason, rlen);
 			}
 			if (fd < 0)
@@ -234,7 +234,7 @@ static int collect(struct bench_env *e, const struct bench_mech *m, enum bench_p
 		s->count = 0;
 		for (int i = 0; i < a->nbp; i++) {
 			uint64_t v;
-			if (bench_breakpoint_count(a->bp_fd[i], &v)) {
+			if (breakpoint_read_count(a->bp_fd[i], &v)) {
 				error_errno("cannot read a breakpoint's count");
 				return BENCH_FAILED;
 			}
