@@ -43,6 +43,8 @@ WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
                 bpftrace perl procps python3 gcc make binutils iproute2
+# From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
+BACKPORTS    := libbpf-dev libbpf1
 
 .PHONY: all deps check unit-test tap-test demo install clean workloads
 .DELETE_ON_ERROR:
@@ -52,7 +54,7 @@ DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev li
 all: dbtap workloads
 
 deps:
-	@tools/install-deps $(DEB_PACKAGES)
+	@tools/install-deps --backports "$(BACKPORTS)" $(DEB_PACKAGES)
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

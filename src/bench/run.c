@@ -248,7 +248,10 @@ static int collect(struct bench_env *e, const struct bench_mech *m, enum bench_p
 static int run(struct bench_env *e, const struct bench_mech *m, enum bench_prog p,
 	       struct bench_sample *s, bool stats, char *reason, size_t rlen)
 {
-	bool perf = m->attach == ATTACH_WATCHPOINT, handler = p == PROG_HANDLER;
+	enum bench_attach_prog kind = m->attach == ATTACH_WATCHPOINT ? BENCH_PROG_PERF :
+			       m->attach == ATTACH_USDT       ? BENCH_PROG_USDT :
+								BENCH_PROG_UPROBE;
+	bool handler = p == PROG_HANDLER;
 	uint64_t runs0 = 0, ns0 = 0;
 	struct bench_child c;
 	struct attached a;
@@ -270,7 +273,7 @@ static int run(struct bench_env *e, const struct bench_mech *m, enum bench_prog 
 			ret = BENCH_UNAVAILABLE;
 			goto out;
 		}
-		if (bench_bpf_prog_stats(e->bpf, handler, perf, &runs0, &ns0)) {
+		if (bench_bpf_prog_stats(e->bpf, handler, kind, &runs0, &ns0)) {
 			ret = BENCH_FAILED;
 			goto out;
 		}
@@ -285,7 +288,7 @@ static int run(struct bench_env *e, const struct bench_mech *m, enum bench_prog 
 		goto out;
 	}
 	if (stats) {
-		if (bench_bpf_prog_stats(e->bpf, handler, perf, &s->prog_runs, &s->prog_ns)) {
+		if (bench_bpf_prog_stats(e->bpf, handler, kind, &s->prog_runs, &s->prog_ns)) {
 			ret = BENCH_FAILED;
 			goto out;
 		}

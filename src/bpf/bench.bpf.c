@@ -3,7 +3,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-/* Only for the maps libbpf needs to attach any program to a USDT site. */
+/* The maps libbpf needs to attach a program to a USDT site. */
 #include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
@@ -37,6 +37,23 @@ int bench_count(void *ctx)
 
 SEC("uprobe")
 int bench_empty(void *ctx)
+{
+	return 0;
+}
+
+/*
+ * USDT sites: libbpf attaches them through multi-uprobe links where the kernel has
+ * them, which only take programs loaded for that link type.
+ */
+SEC("usdt")
+int bench_count_usdt(void *ctx)
+{
+	count_hit();
+	return 0;
+}
+
+SEC("usdt")
+int bench_empty_usdt(void *ctx)
 {
 	return 0;
 }

@@ -88,7 +88,8 @@ int bench_bpf_attach_uprobe(struct bench_bpf *b, bool handler, bool retprobe, pi
 int bench_bpf_attach_usdt(struct bench_bpf *b, bool handler, pid_t pid, const char *binary,
 			  const char *provider, const char *name, char *reason, size_t rlen)
 {
-	struct bpf_program *prog = handler ? b->skel->progs.bench_count : b->skel->progs.bench_empty;
+	struct bpf_program *prog = handler ? b->skel->progs.bench_count_usdt
+					   : b->skel->progs.bench_empty_usdt;
 
 	errno = 0;
 	return add_link(b, bpf_program__attach_usdt(prog, pid, binary, provider, name, NULL),
@@ -132,21 +133,23 @@ int bench_bpf_reset(struct bench_bpf *b)
 	return 0;
 }
 
-static struct bpf_program *prog_of(struct bench_bpf *b, bool handler, bool perf)
+static struct bpf_program *prog_of(struct bench_bpf *b, bool handler, enum bench_attach_prog kind)
 {
-	if (perf)
+	if (kind == BENCH_PROG_PERF)
 		return handler ? b->skel->progs.bench_count_perf : b->skel->progs.bench_empty_perf;
+	if (kind == BENCH_PROG_USDT)
+		return handler ? b->skel->progs.bench_count_usdt : b->skel->progs.bench_empty_usdt;
 	return handler ? b->skel->progs.bench_count : b->skel->progs.bench_empty;
 }
 
-int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, bool perf, uint64_t *runs,
-			 uint64_t *ns)
+int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, enum bench_attach_prog kind,
+			 uint64_t *runs, uint64_t *ns)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog_of(b, handler, perf)), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog_of(b, handler, kind)), &info, &len))
 		return error_errno("cannot read the bench program's statistics");
 	*runs = info.run_cnt;
 	*ns = info.run_time_ns;

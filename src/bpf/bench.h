@@ -32,12 +32,15 @@ void bench_bpf_detach(struct bench_bpf *b);
 int bench_bpf_count(struct bench_bpf *b, uint64_t *count);
 int bench_bpf_reset(struct bench_bpf *b);
 
+/* Which variant of a program a mechanism runs: each attach type needs its own. */
+enum bench_attach_prog { BENCH_PROG_UPROBE, BENCH_PROG_USDT, BENCH_PROG_PERF };
+
 /*
- * The kernel's run count and run time of one program (perf: the breakpoint variant),
+ * The kernel's run count and run time of one program (the variant kind runs),
  * cumulative since load; they only move while statistics are on.
  */
-int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, bool perf, uint64_t *runs,
-			 uint64_t *ns);
+int bench_bpf_prog_stats(struct bench_bpf *b, bool handler, enum bench_attach_prog kind,
+			 uint64_t *runs, uint64_t *ns);
 /*
  * Turns BPF run-time statistics on for every program (BPF_ENABLE_STATS) until the
  * returned fd is closed; -1 with the reason. They cost two clock reads per run, so

@@ -3,6 +3,7 @@ test_description='dbtap tps: transactions per backend against pgbench, pg_stat_*
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/trace.sh
+. "$TEST_LIB"/bpfobj.sh
 
 # Connections to database bench so far (pg_stat_database.sessions, PostgreSQL 14+).
 sessions() {
@@ -230,11 +231,10 @@ test_expect_success 'USDT semaphores of the server: +1 while attached, back afte
 		test "$(usdt_semaphore $PG_PID $bin $p)" = $(( $(eval echo \$before_$p) + 1 )) || return 1
 	done &&
 	test "$(usdt_semaphore $PG_PID $bin query__start)" = "$before_query__start" &&
-	bpftool prog list >progs.attached &&
+	bpf_objs_of $TRACE_PID >objs.attached &&
+	test $(grep -c "^prog " objs.attached) -ge 3 &&
 	trace_stop TERM &&
-	bpftool prog list >progs.after &&
-	test_grep "name tx_start" progs.attached &&
-	! grep -q "name tx_start" progs.after &&
+	bpf_objs_gone objs.attached &&
 	for p in $probes; do
 		test "$(usdt_semaphore $PG_PID $bin $p)" = "$(eval echo \$before_$p)" || return 1
 	done &&

@@ -2,6 +2,7 @@
 test_description='dbtap count: hits per probe against a workload'"'"'s own loop counts'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
+. "$TEST_LIB"/bpfobj.sh
 
 W=$WORKLOADS/funcloop
 [ -x "$W" ] || test_bail "$W is not built: run make"
@@ -35,16 +36,15 @@ test_expect_success 'USDT semaphore: raised while attached, 0 after detach (read
 	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 0 &&
 	trace_start c2.json count -p $LOOP_PID -j usdt:$W:funcloop:tick &&
 	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 1 &&
-	bpftool prog list >progs.attached &&
+	bpf_objs_of $TRACE_PID >objs.attached &&
 	trace_stop &&
 	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 0 &&
-	bpftool prog list >progs.after &&
 	kill -USR1 $LOOP_PID &&
 	funcloop_wait &&
 	test_grep "^calls 500 ticks_enabled 0$" loop2.out &&
 	json_py "assert d[\"probes\"][0][\"hits\"] == 0, d" <c2.json &&
-	test_grep "count_usdt" progs.attached &&
-	! grep -q "count_usdt" progs.after
+	grep -q "^prog " objs.attached &&
+	bpf_objs_gone objs.attached
 '
 
 test_expect_success 'intervals add up to the total; --by pid names the workload' '

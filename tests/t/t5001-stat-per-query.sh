@@ -3,6 +3,7 @@ test_description='dbtap stat --per query|transaction: counters read in the kerne
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/stat.sh
+. "$TEST_LIB"/bpfobj.sh
 
 # A psql session fed through a fifo: its backend pid is known before it runs anything.
 # session_open NAME: sets NAME's fd (7 or 8) and writes its backend pid to NAME.pid.
@@ -265,16 +266,10 @@ test_expect_success '--per as the cluster'"'"'s own unprivileged user: refused w
 
 test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are gone' '
 	stat_start n.json --pg="$PGDATA" --per query -e task-clock &&
-	bpf_progs_of $stat_pid >progs &&
-	test $(wc -l <progs) -ge 3 &&
+	bpf_objs_of $stat_pid >objs &&
+	test $(grep -c "^prog " objs) -ge 3 &&
 	stat_stop &&
-	bpftool prog show -j >after.json &&
-	python3 -c "
-import json, sys
-ids = {int(x) for x in open(\"progs\")}
-left = [p for p in json.load(open(\"after.json\")) if p[\"id\"] in ids]
-assert not left, left
-"
+	bpf_objs_gone objs
 '
 
 test_done
