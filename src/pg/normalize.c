@@ -124,6 +124,9 @@ static bool is_keyword(const char *w, size_t len)
 	return false;
 }
 
+/* Highest $n taken from a text; literals are numbered after it, below INT_MAX. */
+#define PARAM_MAX 1000000000
+
 /*
  * One pass over sql. With o == NULL only the highest $n already present is
  * returned, so that new parameters are numbered after it (as pg_stat_statements does).
@@ -183,8 +186,17 @@ static int scan(const char *s, struct out *o, int first_param)
 		} else if (c == '$' && isdigit((unsigned char)s[1])) {
 			int n = 0;
 			const char *b = s++;
-			while (isdigit((unsigned char)*s))
-				n = n * 10 + (*s++ - '0');
+			/*
+			 * Kept as written; only the highest number matters, and it saturates
+			 * so that the $n numbered after it stay far from INT_MAX.
+			 */
+			while (isdigit((unsigned char)*s)) {
+				if (n < PARAM_MAX / 10)
+					n = n * 10 + (*s - '0');
+				else
+					n = PARAM_MAX;
+				s++;
+			}
 			if (n > maxp)
 				maxp = n;
 			while (o && b < s)

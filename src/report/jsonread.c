@@ -91,9 +91,10 @@ static char *parse_string(struct parser *ps)
 			if (cp >= 0xd800 && cp < 0xdc00 && ps->p[0] == '\\' && ps->p[1] == 'u') {
 				unsigned lo = 0;
 				bool ok = true;
-				for (int i = 0; i < 4; i++) {
+				/* stops at the first non-hex byte: the text may end inside */
+				for (int i = 0; i < 4 && ok; i++) {
 					int h = hexval(ps->p[2 + i]);
-					ok &= h >= 0;
+					ok = h >= 0;
 					lo = lo << 4 | (h < 0 ? 0 : h);
 				}
 				if (ok && lo >= 0xdc00 && lo < 0xe000) {
@@ -101,6 +102,9 @@ static char *parse_string(struct parser *ps)
 					ps->p += 6;
 				}
 			}
+			/* a lone surrogate is no character: U+FFFD, as decoders do */
+			if (cp >= 0xd800 && cp < 0xe000)
+				cp = 0xfffd;
 			add_utf8(&sb, cp);
 			break;
 		}

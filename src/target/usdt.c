@@ -21,24 +21,29 @@ static void add_note(struct usdt_list *l, const char *desc, size_t len, uint64_t
 	memcpy(&pc, desc, 8);
 	memcpy(&base, desc + 8, 8);
 	memcpy(&sema, desc + 16, 8);
-	const char *prov = desc + 24;
-	const char *end = desc + len;
-	const char *name = memchr(prov, '\0', end - prov);
-	if (!name++ || name >= end)
+	/* provider, name and arguments: NUL-terminated strings inside the descriptor */
+	const char *prov = desc + 24, *end = desc + len;
+	const char *pend = memchr(prov, '\0', end - prov);
+	if (!pend || pend + 1 >= end)
 		return;
-	const char *args = memchr(name, '\0', end - name);
-	if (!args++ || args > end)
+	const char *name = pend + 1;
+	const char *nend = memchr(name, '\0', end - name);
+	if (!nend)
 		return;
-	if (args == end)
-		args = "";
+	const char *args = nend + 1; /* may be end: no argument string */
+	size_t alen = strnlen(args, end - args);
 
-	struct usdt_note *n;
-	l->notes = realloc(l->notes, (l->n + 1) * sizeof(*l->notes));
+	struct usdt_note *n, *v = realloc(l->notes, (l->n + 1) * sizeof(*l->notes));
+	if (!v)
+		return;
+	l->notes = v;
 	n = &l->notes[l->n++];
 	memset(n, 0, sizeof(*n));
 	snprintf(n->provider, sizeof(n->provider), "%s", prov);
 	snprintf(n->name, sizeof(n->name), "%s", name);
-	snprintf(n->args, sizeof(n->args), "%.*s", (int)strnlen(args, end - args), args);
+	if (alen >= sizeof(n->args))
+		alen = sizeof(n->args) - 1;
+	memcpy(n->args, args, alen);
 	/* Prelinked binaries: the note records the link-time .stapsdt.base; adjust. */
 	if (base_addr && base) {
 		pc += base_addr - base;

@@ -37,12 +37,19 @@ static void test_values(void **state)
 	assert_string_equal(jv_str(jv_get(v, "a"), "dflt"), "dflt");
 	assert_true(jv_num(&b->items[2], 3) == 3); /* null is no number */
 	jv_free(v);
+	/* a lone surrogate is no character: U+FFFD */
+	v = jv_parse("\"a\\ud800b\"", &err);
+	assert_non_null(v);
+	assert_string_equal(v->str, "a\xef\xbf\xbd" "b");
+	jv_free(v);
 }
 
 static void test_bad(void **state)
 {
 	const char *bad[] = { "", "{", "{\"a\" 1}", "[1,]", "[1 2]", "\"abc", "tru", "{\"a\":1} x",
-			      "{a:1}", "\"\\q\"", "-", "[\"\\u12\"]" };
+			      "{a:1}", "\"\\q\"", "-", "[\"\\u12\"]",
+			      /* a surrogate escape cut short: the reader stops at the end */
+			      "\"\\ud800\\u", "\"\\ud800\\", "\"\\ud800\\ud" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *err = NULL;
 		struct jv *v = jv_parse(bad[i], &err);

@@ -38,6 +38,9 @@ static void test_kept(void **state)
 	check("select t1.c2, \"Weird 1\" from t1", "select t1.c2, \"Weird 1\" from t1");
 	check("select $1 + 5, $2", "select $1 + $3, $2");
 	check("select a::int4[] from x1y", "select a::int4[] from x1y");
+	/* a parameter number past int: kept as written, literals numbered far below INT_MAX */
+	check("SELECT $99999999999", "SELECT $99999999999");
+	check("SELECT $99999999999, 7", "SELECT $99999999999, $1000000001");
 	check("select true, null", "select true, null");
 }
 
