@@ -42,7 +42,7 @@ WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
-                bpftrace perl procps python3 gcc make binutils iproute2
+                bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1
 
@@ -126,6 +126,7 @@ tap-test: dbtap workloads
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory tap-test
 
 demo: deps
@@ -138,6 +139,8 @@ install: dbtap
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/dbtap/
 
 -include $(APP_OBJS:.o=.d)
+
+include tests/fuzz/fuzz.mk
 
 clean:
 	rm -rf $(BUILD) dbtap
