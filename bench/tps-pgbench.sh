@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/tps-pgbench.sh: what `dbtap tps --per-backend` costs a PostgreSQL server, next
+# bench/tps-pgbench.sh: what `dbtap tps --by pid` costs a PostgreSQL server, next
 # to an equivalent bpftrace script, and how fast and small each is to start.
 #
 #	bench/tps-pgbench.sh [ROUNDS [SECS]]    default 3 rounds of 8 s per mode
 #
 # One throwaway cluster, pgbench -S -M prepared -c 4 -j 2 (select-only: the most
 # transactions per second, so the probes' share of the work is the largest). Each
-# round runs pgbench untraced, under dbtap tps --per-backend, and under bpftrace with
+# round runs pgbench untraced, under dbtap tps --by pid, and under bpftrace with
 # the same three USDT probes, per-thread start times, per-process counts and a
 # histogram, in that order, so drift hits all alike; prints median TPS, the ratio to
 # untraced, and the backends' CPU time per transaction (from the postmaster's
@@ -66,7 +66,7 @@ run_mode() {
 		tps
 		return ;;
 	dbtap)
-		"$DBTAP" tps --pg "$PGDATA" --per-backend -j >"t.dbtap.json" 2>"t.dbtap.err" &
+		"$DBTAP" tps --pg "$PGDATA" --by pid -j >"t.dbtap.json" 2>"t.dbtap.err" &
 		pid=$!
 		ready='^tracing' ;;
 	bpftrace)
@@ -117,12 +117,12 @@ for l in open(sys.argv[1]):
 base = statistics.median(v["none"])
 cbase = statistics.median(cpu["none"])
 print("%-26s %10s %8s %14s %12s" % ("mode", "median TPS", "vs none", "backend CPU/tx", "cost/tx"))
-for m, name in (("none", "untraced"), ("dbtap", "dbtap tps --per-backend"),
+for m, name in (("none", "untraced"), ("dbtap", "dbtap tps --by pid"),
                 ("bpftrace", "bpftrace, same probes")):
     if m in v:
         med, c = statistics.median(v[m]), statistics.median(cpu[m])
         print("%-26s %10.1f %8.3f %11.2f us %9.2f us" % (name, med, med / base, c, c - cbase))
-for m, name, start, commit in (("dbtap", "dbtap tps --per-backend", "tx_start", "tx_commit"),
+for m, name, start, commit in (("dbtap", "dbtap tps --by pid", "tx_start", "tx_commit"),
                                ("bpftrace", "bpftrace, same probes", "transaction__st", "transaction__co")):
     try:
         progs = json.load(open("progs.%s.json" % m))
@@ -138,7 +138,7 @@ for m, name, start, commit in (("dbtap", "dbtap tps --per-backend", "tx_start", 
               % (name, ns[start][0], ns[commit][0]))
 s = [json.loads(l) for l in open(sys.argv[2])][-1]
 print("last dbtap run: %d commits in %.1f s = %.1f tps seen by the probes" %
-      (s["commits"], s["duration"], s["tps"]))
+      (s["commits"], s["duration_s"], s["tps"]))
 PY
 
 # Start-up and memory: spawn -> attached ("tracing" line, bpftrace's BEGIN), then
@@ -180,7 +180,7 @@ def measure(cmd, ready):
     drain.join()
     return t_ready, hwm
 
-tools = [("dbtap tps --per-backend", [dbtap, "tps", "--pg", pgdata, "--per-backend"], "tracing")]
+tools = [("dbtap tps --by pid", [dbtap, "tps", "--pg", pgdata, "--by pid"], "tracing")]
 if have_bpftrace:
     tools.append(("bpftrace, same probes", ["bpftrace", "-B", "line", "tps.bt"], "attached"))
 print("%-24s %18s %14s" % ("tool", "start->attached ms", "peak RSS MiB"))

@@ -48,7 +48,7 @@ static void print_usage(FILE *f)
 		"  dbtap doctor                 what can be traced here\n"
 		"  dbtap pg                     list clusters and their processes\n"
 		"  dbtap watch xid --by pid     XIDs assigned per second, by backend\n"
-		"  dbtap tps --per-backend      per-connection TPS and latency histogram\n"
+		"  dbtap tps --by pid           per-connection TPS and latency histogram\n"
 		"  dbtap bench                  cost of uprobes, USDT and watchpoints here\n");
 }
 
@@ -91,9 +91,17 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
-		if (!strcmp(argv[i], commands[c].name))
-			return commands[c].fn(argc - i, argv + i);
+	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+		if (strcmp(argv[i], commands[c].name))
+			continue;
+		/*
+		 * The one place getopt is reset for a command's own parse (git's
+		 * run_builtin): 0 makes glibc start over, as on a first call.
+		 */
+		optind = 0;
+		opterr = 0;
+		return commands[c].fn(argc - i, argv + i);
+	}
 
 	error("unknown command '%s'", argv[i]);
 	hint("commands: doctor, pg, watch, tps, latency, count, stat, bench; see 'dbtap --help'");

@@ -1,5 +1,6 @@
 /* What every command shares: global options and the bad-option message. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,18 +58,51 @@ int time_opt(struct time_opts *t, int opt, const char *arg)
 	return 1;
 }
 
-int by_opt(enum by *by, const char *arg)
+static const struct {
+	enum by by;
+	const char *name, *array;
+} by_keys[] = {
+	{ BY_PID, "pid", "processes" },
+	{ BY_TYPE, "type", "types" },
+	{ BY_DATABASE, "database", "databases" },
+	{ BY_USER, "user", "users" },
+	{ BY_QUERY, "query", "statements" },
+};
+#define NBY (sizeof(by_keys) / sizeof(by_keys[0]))
+
+int by_opt(enum by *by, const char *arg, unsigned allowed)
 {
-	if (!strcmp(arg, "pid"))
-		*by = BY_PID;
-	else if (!strcmp(arg, "type"))
-		*by = BY_TYPE;
-	else {
-		error("bad --by '%s'", arg);
-		hint("--by pid (each process) or --by type (backend types)");
-		return -1;
+	char list[128] = "";
+
+	for (size_t i = 0; i < NBY; i++) {
+		if ((by_keys[i].by & allowed) && !strcmp(arg, by_keys[i].name)) {
+			*by = by_keys[i].by;
+			return 0;
+		}
 	}
-	return 0;
+	for (size_t i = 0; i < NBY; i++)
+		if (by_keys[i].by & allowed)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? "|" : "", by_keys[i].name);
+	error("bad --by '%s'", arg);
+	hint("--by %s", list);
+	return -1;
+}
+
+const char *by_name(enum by by)
+{
+	for (size_t i = 0; i < NBY; i++)
+		if (by_keys[i].by == by)
+			return by_keys[i].name;
+	return "";
+}
+
+const char *by_array(enum by by)
+{
+	for (size_t i = 0; i < NBY; i++)
+		if (by_keys[i].by == by)
+			return by_keys[i].array;
+	return "";
 }
 
 int tracing_opt(struct target_opts *to, struct time_opts *t, int opt, int argc, char **argv)

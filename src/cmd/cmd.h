@@ -67,10 +67,20 @@ int tracing_opt(struct target_opts *to, struct time_opts *t, int opt, int argc, 
 /* --top N: a positive count of rows; -1 (error and hint naming what) when it is not. */
 int top_opt(int *top, const char *arg, const char *what);
 
-/* --by pid|type: split counts by process, or by PostgreSQL backend type. */
-enum by { BY_NONE, BY_PID, BY_TYPE };
+/*
+ * --by KEY: split a command's figures by process, backend type, database, user or
+ * statement. Bits, so that a command says which keys it takes.
+ */
+enum by { BY_NONE = 0, BY_PID = 1, BY_TYPE = 2, BY_DATABASE = 4, BY_USER = 8, BY_QUERY = 16 };
 #define BY_LONGOPT { "by", required_argument, NULL, 'b' }
-/* Parses the value of --by into *by; -1 (error and hint printed) when it is neither. */
-int by_opt(enum by *by, const char *arg);
+/*
+ * Parses the value of --by into *by, one of the keys in allowed (BY_PID | BY_TYPE...);
+ * -1 (error and a hint listing the allowed keys printed) for any other word.
+ */
+int by_opt(enum by *by, const char *arg, unsigned allowed);
+/* The word for a key: "pid", "type", "database", "user", "query"; "" for BY_NONE. */
+const char *by_name(enum by by);
+/* The breakdown array a key fills in JSON: "processes", "types", "databases", "users", "statements". */
+const char *by_array(enum by by);
 
 #endif

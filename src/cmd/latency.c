@@ -398,7 +398,7 @@ static void report(struct lat_cmd *c, bool summary)
 			if (c->query)
 				json_uint(&j, "dropped", d->dropped);
 			json_str(&j, "hist_unit", "us");
-			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp);
+			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);
 		} else {
 			printf("%s  %s -> %s  count %" PRIu64 "  %.1f/s  us: mean %.1f p50 %.1f p90 %.1f "

@@ -10,6 +10,7 @@
 
 #include "bpf/tps.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/cluster.h"
 #include "report/hist.h"
 #include "target/proc.h"
@@ -28,80 +29,78 @@ struct backend_info {
 };
 
 struct tps_cmd {
+	struct frame f;
 	struct target t;
-	struct time_opts time;
-	bool per_backend, hist_given;
+	enum by by;
+	bool hist_given;
 	struct hist_spec spec;
 	struct tps_probe *probe;
 	struct tps_totals *prev, *cur;
 	struct hist *h;
 	struct backend_info *bi;
 	int nbi;
-	struct runloop rl;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap tps [--pg [TARGET] | -p PID] [-i SECS] [-d SECS] [--per-backend]\n"
-		"                 [--hist log2|linear:MIN:MAX:STEP] [-j]\n\n"
+enum { OPT_BY = FRAME_KEY_LONG, OPT_PER_BACKEND, OPT_HIST };
+
+static const struct frame_opt tps_opts[] = {
+	FRAME_OPTS_TARGET,
+	FRAME_OPTS_TIME,
+	{ "by", OPT_BY, required_argument, "pid|type|database|user",
+	  "each interval split by process (pid, type, user, database,\n"
+	  "TPS, times), backend type, database or user" },
+	{ "per-backend", OPT_PER_BACKEND, no_argument, NULL, "--by pid (deprecated spelling)",
+	  FRAME_OPT_CMD, true },
+	{ "hist", OPT_HIST, required_argument, "SPEC",
+	  "log2 (default) or linear:MIN:MAX:STEP, in microseconds" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd tps_frame = {
+	.name = "tps",
+	.about =
 		"Counts PostgreSQL transactions from its transaction__start/commit/abort USDT\n"
 		"probes in every process of the cluster, backends that connect later included.\n"
 		"Aggregation happens in the kernel; dbtap reads the maps once per interval.\n\n"
 		"Two times are measured per backend:\n"
 		"  transaction time  start -> commit/abort (histogram with p50/p90/p99/max,\n"
-		"                    within 1.6 %% of the true value)\n"
+		"                    within 1.6 % of the true value)\n"
 		"  cycle time        start -> next start on the same backend: what a closed-loop\n"
-		"                    client such as pgbench reports as its latency\n\n"
-		"options:\n"
-		"  --pg [TARGET]     the cluster (data directory, port or postmaster pid;\n"
-		"                    alone: the only one running)\n"
-		"  -p PID[,PID]      these server processes only\n"
-		"  -i, --interval S  a report every S seconds (default: only the final one)\n"
-		"  -d, --duration S  stop after S seconds (default: Ctrl-C)\n"
-		"  --per-backend     per connection: pid, type, user, database, TPS, times\n"
-		"  --hist SPEC       log2 (default) or linear:MIN:MAX:STEP, in microseconds\n"
-		"  -j, --json        one JSON object per report, the last with \"summary\": true\n"
-		"  -h, --help        this text\n\n"
-		"examples:\n"
+		"                    client such as pgbench reports as its latency\n",
+	.examples =
 		"  dbtap tps -i 1                         cluster TPS every second\n"
-		"  dbtap tps --per-backend -d 10          per connection over 10 seconds\n"
-		"  dbtap tps --hist linear:0:1000:50 -i 5 SystemTap-style histogram\n");
+		"  dbtap tps --by pid -d 10               per connection over 10 seconds\n"
+		"  dbtap tps --by database -i 5           per database every 5 seconds\n"
+		"  dbtap tps --hist linear:0:1000:50 -i 5 SystemTap-style histogram\n",
+	.opts = tps_opts,
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct tps_cmd *c = ctx;
+
+	switch (key) {
+	case OPT_BY:
+		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER);
+	case OPT_PER_BACKEND:
+		c->by = BY_PID;
+		return 0;
+	case OPT_HIST:
+		if (hist_spec_parse(arg, &c->spec) < 0)
+			return -1;
+		c->hist_given = true;
+		return 0;
+	}
+	return -1;
 }
 
-static int parse_options(struct tps_cmd *c, struct target_opts *to, int argc, char **argv)
+static int parse_options(struct tps_cmd *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		{ "per-backend", no_argument, NULL, 'B' },
-		{ "hist", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, r;
+	int r = frame_parse(&c->f, &tps_frame, argc, argv, on_opt, c);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'B':
-			c->per_backend = true;
-			break;
-		case 'H':
-			if (hist_spec_parse(optarg, &c->spec) < 0)
-				return EXIT_USAGE;
-			c->hist_given = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("tps", opt, argv);
-		}
-	}
+	if (r)
+		return r;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("tps takes options only; see 'dbtap tps --help'");
@@ -198,14 +197,6 @@ static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, in
 	}
 }
 
-/* Every 200 ms: whether the target still runs. Types come from the kernel's titles. */
-static bool poll_check(void *arg)
-{
-	struct tps_cmd *c = arg;
-
-	return target_alive(&c->t);
-}
-
 static double per_s(uint64_t n, double secs)
 {
 	return secs > 0 ? (double)n / secs : 0.0;
@@ -251,6 +242,11 @@ static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
 	int n = tps_probe_read_backends(c->probe, &e), nr = 0;
 	struct row *rows = calloc(n > 0 ? n : 1, sizeof(*rows));
 
+	if (!rows) {
+		free(e);
+		*out = NULL;
+		return 0;
+	}
 	/* Learn every backend first: that may move c->bi, and rows point into it. */
 	info_update(c, e, n);
 	for (int i = 0; i < n; i++) {
@@ -307,6 +303,66 @@ static void delta_totals(struct tps_totals *d, const struct tps_totals *now, con
 		d->disp[i] = now->disp[i] - before->disp[i];
 }
 
+/* Rows summed by type, database or user: one group per distinct name, by commits. */
+struct group {
+	const char *name;
+	struct tps_backend d;
+};
+
+static const char *group_name(const struct backend_info *bi, enum by by)
+{
+	const char *v = by == BY_TYPE ? bi->type : by == BY_DATABASE ? bi->database : bi->user;
+
+	return v[0] ? v : "-";
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->d.commits != y->d.commits)
+		return x->d.commits > y->d.commits ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int group_rows(const struct row *rows, int nr, enum by by, struct group **out)
+{
+	struct group *g = calloc(nr > 0 ? nr : 1, sizeof(*g));
+	int ng = 0;
+
+	*out = g;
+	if (!g)
+		return 0;
+	for (int i = 0; i < nr; i++) {
+		const char *name = group_name(rows[i].bi, by);
+		int k;
+		for (k = 0; k < ng && strcmp(g[k].name, name); k++)
+			;
+		if (k == ng)
+			g[ng++].name = name;
+		g[k].d.starts += rows[i].d.starts;
+		g[k].d.commits += rows[i].d.commits;
+		g[k].d.aborts += rows[i].d.aborts;
+		g[k].d.timed += rows[i].d.timed;
+		g[k].d.txn_ns += rows[i].d.txn_ns;
+		g[k].d.cycles += rows[i].d.cycles;
+		g[k].d.cycle_ns += rows[i].d.cycle_ns;
+	}
+	qsort(g, ng, sizeof(*g), cmp_group);
+	return ng;
+}
+
+static void json_figures(struct json *j, const struct tps_backend *d, double secs)
+{
+	json_uint(j, "starts", d->starts);
+	json_uint(j, "commits", d->commits);
+	json_uint(j, "aborts", d->aborts);
+	json_double(j, "tps", per_s(d->commits, secs));
+	json_double(j, "txn_mean_us", mean_us(d->txn_ns, d->timed));
+	json_uint(j, "cycles", d->cycles);
+	json_double(j, "cycle_mean_us", mean_us(d->cycle_ns, d->cycles));
+}
+
 static void json_rows(struct json *j, const struct row *rows, int nr, double secs)
 {
 	json_array_begin(j, "processes");
@@ -319,67 +375,106 @@ static void json_rows(struct json *j, const struct row *rows, int nr, double sec
 		json_str(j, "type", r->bi->type);
 		json_str(j, "user", r->bi->user[0] ? r->bi->user : NULL);
 		json_str(j, "database", r->bi->database[0] ? r->bi->database : NULL);
-		json_uint(j, "starts", r->d.starts);
-		json_uint(j, "commits", r->d.commits);
-		json_uint(j, "aborts", r->d.aborts);
-		json_double(j, "tps", per_s(r->d.commits, secs));
-		json_double(j, "txn_mean_us", mean_us(r->d.txn_ns, r->d.timed));
-		json_uint(j, "cycles", r->d.cycles);
-		json_double(j, "cycle_mean_us", mean_us(r->d.cycle_ns, r->d.cycles));
+		json_figures(j, &r->d, secs);
 		json_object_end(j);
 	}
 	json_array_end(j);
 }
 
+static void json_groups(struct json *j, enum by by, const struct group *g, int ng, double secs)
+{
+	json_array_begin(j, by_array(by));
+	for (int i = 0; i < ng; i++) {
+		json_object_begin(j, NULL);
+		json_str(j, by_name(by), strcmp(g[i].name, "-") ? g[i].name : NULL);
+		json_figures(j, &g[i].d, secs);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void text_figures(const struct tps_backend *d, double secs)
+{
+	char txn[32], cyc[32];
+
+	printf(" %9.1f %8" PRIu64 " %6" PRIu64 " %9s %9s\n", per_s(d->commits, secs),
+	       (uint64_t)d->commits, (uint64_t)d->aborts,
+	       ms_str(txn, sizeof(txn), mean_us(d->txn_ns, d->timed)),
+	       ms_str(cyc, sizeof(cyc), mean_us(d->cycle_ns, d->cycles)));
+}
+
+#define TEXT_FIGURES_HEAD " %9s %8s %6s %9s %9s\n", "TPS", "COMMITS", "ABORTS", "TXN_MS", "CYCLE_MS"
+
 static void text_rows(const struct row *rows, int nr, double secs)
 {
-	printf("%8s %-22s %-10s %-10s %9s %8s %6s %9s %9s\n", "PID", "TYPE", "USER", "DATABASE",
-	       "TPS", "COMMITS", "ABORTS", "TXN_MS", "CYCLE_MS");
+	int wt = 4, wu = 4, wd = 8;
+
+	for (int i = 0; i < nr; i++) {
+		wt = frame_width(wt, rows[i].bi->type);
+		wu = frame_width(wu, rows[i].bi->user);
+		wd = frame_width(wd, rows[i].bi->database);
+	}
+	printf("%8s %-*s %-*s %-*s", "PID", wt, "TYPE", wu, "USER", wd, "DATABASE");
+	printf(TEXT_FIGURES_HEAD);
 	for (int i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
-		char txn[32], cyc[32];
-		printf("%8u %-22.22s %-10.10s %-10.10s %9.1f %8" PRIu64 " %6" PRIu64 " %9s %9s\n",
-		       r->bi->tid, r->bi->type, r->bi->user[0] ? r->bi->user : "-",
-		       r->bi->database[0] ? r->bi->database : "-", per_s(r->d.commits, secs),
-		       (uint64_t)r->d.commits, (uint64_t)r->d.aborts,
-		       ms_str(txn, sizeof(txn), mean_us(r->d.txn_ns, r->d.timed)),
-		       ms_str(cyc, sizeof(cyc), mean_us(r->d.cycle_ns, r->d.cycles)));
+		printf("%8u %-*s %-*s %-*s", r->bi->tid, wt, r->bi->type, wu,
+		       r->bi->user[0] ? r->bi->user : "-", wd, r->bi->database[0] ? r->bi->database : "-");
+		text_figures(&r->d, secs);
 	}
 }
 
-static void report(struct tps_cmd *c, bool summary)
+static void text_groups(enum by by, const struct group *g, int ng, double secs)
 {
+	char head[16];
+	int w = 8;
+
+	for (int i = 0; i < ng; i++)
+		w = frame_width(w, g[i].name);
+	snprintf(head, sizeof(head), "%s", by_name(by));
+	for (char *p = head; *p; p++)
+		*p = toupper((unsigned char)*p);
+	printf("%-*s", w, head);
+	printf(TEXT_FIGURES_HEAD);
+	for (int i = 0; i < ng; i++) {
+		printf("%-*s", w, g[i].name);
+		text_figures(&g[i].d, secs);
+	}
+}
+
+static void report(void *ctx, const struct frame_report *fr)
+{
+	struct tps_cmd *c = ctx;
+	bool summary = fr->kind == FRAME_SUMMARY;
 	struct tps_totals *d = calloc(1, sizeof(*d));
 	struct hist_summary s;
 	struct row *rows = NULL;
-	int nr = 0;
-	double secs;
+	struct group *groups = NULL;
+	int nr = 0, ng = 0;
+	double secs = fr->span_s;
 
-	if (tps_probe_read_totals(c->probe, c->cur) < 0) {
+	if (!d || tps_probe_read_totals(c->probe, c->cur) < 0) {
 		warning("cannot read the tps maps");
 		free(d);
 		return;
 	}
 	if (summary) {
-		secs = runloop_total(&c->rl);
 		*d = *c->cur;
 	} else {
-		secs = runloop_elapsed(&c->rl);
 		delta_totals(d, c->cur, c->prev);
 		*c->prev = *c->cur;
 	}
 	summary_of(c, d, &s);
-	if (summary || c->per_backend)
+	/* The summary always lists the processes; --by splits every report. */
+	if (summary || c->by != BY_NONE)
 		nr = collect_rows(c, summary, &rows);
+	if (c->by != BY_NONE && c->by != BY_PID)
+		ng = group_rows(rows, nr, c->by, &groups);
 
 	if (global.json) {
 		struct json j;
 		json_init(&j);
-		json_object_begin(&j, NULL);
-		if (summary)
-			json_bool(&j, "summary", true);
-		json_double(&j, "time", runloop_total(&c->rl));
-		json_double(&j, summary ? "duration" : "interval", secs);
+		frame_json_begin(&j, fr);
 		json_uint(&j, "starts", d->starts);
 		json_uint(&j, "commits", d->commits);
 		json_uint(&j, "aborts", d->aborts);
@@ -398,21 +493,16 @@ static void report(struct tps_cmd *c, bool summary)
 		json_uint(&j, "count", d->cycles);
 		json_double(&j, "mean_us", mean_us(d->cycle_ns, d->cycles));
 		json_object_end(&j);
-		json_str(&j, "hist_unit", "us");
-		hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp);
-		if (summary || c->per_backend)
+		hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
+		if (summary || c->by == BY_PID)
 			json_rows(&j, rows, nr, secs);
+		if (groups)
+			json_groups(&j, c->by, groups, ng, secs);
 		json_object_end(&j);
 		json_flush_line(&j, stdout);
 		json_release(&j);
 	} else {
-		char ts[16];
-		time_t now = time(NULL);
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		if (summary)
-			printf("\ntotal over %.1f s: ", secs);
-		else
-			printf("%s  ", ts);
+		frame_text_head(stdout, fr);
 		printf("tps %.1f  commits %" PRIu64 "  aborts %" PRIu64, per_s(d->commits, secs),
 		       (uint64_t)d->commits, (uint64_t)d->aborts);
 		if (s.count)
@@ -428,40 +518,60 @@ static void report(struct tps_cmd *c, bool summary)
 			       "latency):\n  mean %s ms over %" PRIu64 " cycles\n",
 			       ms_str(cyc, sizeof(cyc), mean_us(d->cycle_ns, d->cycles)), (uint64_t)d->cycles);
 		}
-		if (c->per_backend && nr)
+		if (c->by == BY_PID && nr)
 			text_rows(rows, nr, secs);
+		else if (ng)
+			text_groups(c->by, groups, ng, secs);
 	}
+	free(groups);
 	free(rows);
 	free(d);
+}
+
+/* Detaches and frees; safe to call twice (error paths, then the frame's teardown). */
+static void cleanup(void *ctx)
+{
+	struct tps_cmd *c = ctx;
+
+	tps_probe_destroy(c->probe);
+	c->probe = NULL;
+	target_free(&c->t);
+	free(c->prev);
+	free(c->cur);
+	free(c->h);
+	free(c->bi);
+	c->prev = c->cur = NULL;
+	c->h = NULL;
+	c->bi = NULL;
+	c->nbi = 0;
 }
 
 int cmd_tps(int argc, char **argv)
 {
 	struct tps_cmd c = { 0 };
-	struct target_opts to = { 0 };
 	struct tps_probe_opts po = { 0 };
+	const struct frame_ops ops = {
+		.report = report,
+		.teardown = cleanup,
+		.teardown_what = "detaching the tps probes",
+	};
 	const char *binary;
 	int ret;
 
 	c.spec.kind = DISP_LOG2;
-	ret = parse_options(&c, &to, argc, argv);
+	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
-	if (to.tid) {
-		error("tps follows whole processes: -t is not supported");
-		hint("use -p PID or --pg");
-		return EXIT_USAGE;
-	}
-	if (!to.pg_set && !to.pids)
-		to.pg_set = true; /* the only cluster running here */
-	ret = target_resolve(&c.t, &to, true);
+		return frame_status(ret);
+	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid)
+		c.f.to.pg_set = true; /* the only cluster running here */
+	ret = target_resolve(&c.t, &c.f.to, true);
 	if (ret)
 		return ret;
 	binary = c.t.kind == TARGET_PG ? c.t.pg.binary : c.t.binary;
 	if (!binary) {
 		error("cannot tell which binary %s runs", target_describe(&c.t));
 		hint("run as root so /proc/PID/exe can be read");
-		target_free(&c.t);
+		cleanup(&c);
 		return EXIT_FAIL;
 	}
 	po.target = &c.t;
@@ -469,37 +579,20 @@ int cmd_tps(int argc, char **argv)
 	po.hist = &c.spec;
 	po.major = c.t.kind == TARGET_PG ? c.t.pg.major : 0;
 	c.probe = tps_probe_open(&po);
-	if (!c.probe) {
-		target_free(&c.t);
-		return EXIT_FAIL;
-	}
 	c.prev = calloc(1, sizeof(*c.prev));
 	c.cur = calloc(1, sizeof(*c.cur));
 	c.h = calloc(1, sizeof(*c.h));
+	if (!c.probe || !c.prev || !c.cur || !c.h) {
+		if (c.probe)
+			error("out of memory");
+		cleanup(&c);
+		return EXIT_FAIL;
+	}
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	c.f.target = &c.t;
+	frame_start(&c.f);
 	fprintf(stderr, "tracing transactions of %s (%d probes); Ctrl-C to stop\n",
 		target_describe(&c.t), tps_probe_nlinks(c.probe));
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
-		if (ev == RUNLOOP_TICK) {
-			report(&c, false);
-			continue;
-		}
-		if (!target_alive(&c.t))
-			warning("%s exited; stopping", target_describe(&c.t));
-		break;
-	}
-	/* The tail since the last tick, so that the interval reports add up to the total. */
-	if (c.time.interval > 0)
-		report(&c, false);
-	report(&c, true);
-	tps_probe_destroy(c.probe);
-	target_free(&c.t);
-	free(c.prev);
-	free(c.cur);
-	free(c.h);
-	free(c.bi);
-	return EXIT_OK;
+	return frame_run(&c.f, &ops, &c);
 }

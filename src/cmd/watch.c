@@ -530,7 +530,7 @@ static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, 
 			continue;
 		switch (opt) {
 		case 'b':
-			if (by_opt(&c->by, optarg) < 0)
+			if (by_opt(&c->by, optarg, BY_PID | BY_TYPE) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'T':

@@ -290,9 +290,14 @@ void hist_print(FILE *f, const struct hist_spec *spec, const uint64_t *slots, co
 	}
 }
 
-void hist_json(struct json *j, const char *key, const struct hist_spec *spec, const uint64_t *slots)
+void hist_json(struct json *j, const char *key, const struct hist_spec *spec, const uint64_t *slots,
+	       const char *unit)
 {
 	uint32_t nslots = hist_spec_slots(spec);
+	char low[32], high[32];
+
+	snprintf(low, sizeof(low), "low_%s", unit);
+	snprintf(high, sizeof(high), "high_%s", unit);
 
 	json_array_begin(j, key);
 	for (uint32_t i = 0; i < nslots; i++) {
@@ -317,11 +322,11 @@ void hist_json(struct json *j, const char *key, const struct hist_spec *spec, co
 		}
 		json_object_begin(j, NULL);
 		if (bounded_lo)
-			json_uint(j, "low", lo);
+			json_uint(j, low, lo);
 		if (bounded_hi)
-			json_uint(j, "high", hi);
+			json_uint(j, high, hi);
 		else
-			json_null(j, "high");
+			json_null(j, high);
 		json_uint(j, "count", slots[i]);
 		json_object_end(j);
 	}

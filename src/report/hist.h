@@ -72,7 +72,11 @@ void hist_spec_fill(const struct hist_spec *spec, const struct hist *h, uint64_t
  * the caller's caption names it). Empty histograms print one line saying so.
  */
 void hist_print(FILE *f, const struct hist_spec *spec, const uint64_t *slots, const char *unit);
-/* JSON: an array of {"low", "high", "count"} for non-empty slots (high null: unbounded). */
-void hist_json(struct json *j, const char *key, const struct hist_spec *spec, const uint64_t *slots);
+/*
+ * JSON: an array of {"low_UNIT", "high_UNIT", "count"} for non-empty slots (high null:
+ * unbounded); unit ("us") names the slots' unit in the keys, as docs/json.md asks.
+ */
+void hist_json(struct json *j, const char *key, const struct hist_spec *spec, const uint64_t *slots,
+	       const char *unit);
 
 #endif

@@ -1,6 +1,8 @@
 /* JSON writer for NDJSON reports. */
-#include <math.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util/json.h"
 
@@ -8,12 +10,39 @@ void json_init(struct json *j)
 {
 	strbuf_init(&j->sb);
 	j->depth = 0;
+	j->cap = JSON_INLINE_DEPTH;
+	j->need_comma = j->inline_comma;
 	j->need_comma[0] = false;
 }
 
 void json_release(struct json *j)
 {
 	strbuf_release(&j->sb);
+	if (j->need_comma != j->inline_comma)
+		free(j->need_comma);
+	j->need_comma = j->inline_comma;
+	j->cap = JSON_INLINE_DEPTH;
+}
+
+/* Room for one more level; like strbuf, out of memory is fatal rather than a bad line. */
+static void grow_depth(struct json *j)
+{
+	int cap = j->cap * 2;
+	bool *v;
+
+	if (j->depth + 1 < j->cap)
+		return;
+	if (j->need_comma == j->inline_comma) {
+		v = malloc(cap * sizeof(*v));
+		if (v)
+			memcpy(v, j->inline_comma, sizeof(j->inline_comma));
+	} else {
+		v = realloc(j->need_comma, cap * sizeof(*v));
+	}
+	if (!v)
+		abort();
+	j->need_comma = v;
+	j->cap = cap;
 }
 
 static void put_string(struct strbuf *sb, const char *s)
@@ -52,8 +81,8 @@ static void open_scope(struct json *j, const char *key, char c)
 {
 	start_value(j, key);
 	strbuf_addch(&j->sb, c);
-	if (j->depth + 1 < JSON_MAX_DEPTH)
-		j->depth++;
+	grow_depth(j);
+	j->depth++;
 	j->need_comma[j->depth] = false;
 }
 
@@ -90,13 +119,31 @@ void json_uint(struct json *j, const char *key, uint64_t val)
 	strbuf_addf(&j->sb, "%" PRIu64, val);
 }
 
+void json_format_double(char *buf, size_t len, double val)
+{
+	/*
+	 * 17 significant digits always read back exactly. A double's shortest decimal of
+	 * up to 15 digits is what %.15g prints (it drops trailing zeros), so 15 is the
+	 * first precision worth trying.
+	 */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, val);
+		if (strtod(buf, NULL) == val)
+			return;
+	}
+}
+
 void json_double(struct json *j, const char *key, double val)
 {
+	char buf[40];
+
 	start_value(j, key);
-	if (isfinite(val))
-		strbuf_addf(&j->sb, "%.6g", val);
-	else
+	if (!isfinite(val)) {
 		strbuf_addstr(&j->sb, "null");
+		return;
+	}
+	json_format_double(buf, sizeof(buf), val);
+	strbuf_addstr(&j->sb, buf);
 }
 
 void json_bool(struct json *j, const char *key, bool val)

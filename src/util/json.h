@@ -8,12 +8,18 @@
 
 #include "util/strbuf.h"
 
-#define JSON_MAX_DEPTH 16
+/*
+ * Nesting has no fixed limit: the per-level state grows with the depth (a first
+ * JSON_INLINE_DEPTH levels without allocating), so a deep report is never clamped.
+ */
+#define JSON_INLINE_DEPTH 16
 
 struct json {
 	struct strbuf sb;
 	int depth;
-	bool need_comma[JSON_MAX_DEPTH];
+	int cap;          /* levels need_comma holds */
+	bool *need_comma; /* per level: a value was written, the next one needs a comma */
+	bool inline_comma[JSON_INLINE_DEPTH];
 };
 
 void json_init(struct json *j);
@@ -27,7 +33,13 @@ void json_array_end(struct json *j);
 void json_str(struct json *j, const char *key, const char *val); /* NULL -> null */
 void json_int(struct json *j, const char *key, int64_t val);
 void json_uint(struct json *j, const char *key, uint64_t val);
-void json_double(struct json *j, const char *key, double val);  /* NaN/inf -> null */
+/*
+ * NaN/inf -> null. Printed with the fewest digits that read back as the same double
+ * (1234.567891 stays 1234.567891, 0.1 stays 0.1), never cut to a fixed precision.
+ */
+void json_double(struct json *j, const char *key, double val);
+/* The shortest text that strtod reads back as val (finite val), into buf. */
+void json_format_double(char *buf, size_t len, double val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
 

@@ -2,16 +2,58 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/runloop.h"
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t tearing_down;
+static char teardown_note[256];
+static size_t teardown_note_len;
 
 static void on_signal(int sig)
 {
+	/* The final report is out: a second Ctrl-C means "stop waiting". */
+	if (tearing_down)
+		_exit(128 + sig);
 	stop_signal = sig;
+}
+
+static void on_alarm(int sig)
+{
+	if (tearing_down && teardown_note_len) {
+		ssize_t r = write(STDERR_FILENO, teardown_note, teardown_note_len);
+		(void)r;
+	}
+}
+
+void runloop_teardown_begin(const char *note, int delay_ms)
+{
+	struct itimerval it = { .it_value = { delay_ms / 1000, (delay_ms % 1000) * 1000 } };
+	struct sigaction sa;
+	int n = snprintf(teardown_note, sizeof(teardown_note),
+			 "%s... (Ctrl-C to stop waiting)\n", note);
+
+	teardown_note_len = n > 0 && (size_t)n < sizeof(teardown_note) ? (size_t)n : 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART; /* the teardown's own system calls go on */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	tearing_down = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void runloop_teardown_end(void)
+{
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	tearing_down = 0;
 }
 
 bool runloop_stopped(void)

@@ -32,6 +32,13 @@ double runloop_elapsed(struct runloop *rl);
 /* Seconds since runloop_init. */
 double runloop_total(const struct runloop *rl);
 bool runloop_stopped(void);
+/*
+ * Teardown after the final report: from now on SIGINT/SIGTERM end the process at once
+ * (status 128 + signal), and note (say "detaching probes") goes to stderr if the
+ * teardown is still running after delay_ms. runloop_teardown_end() disarms both.
+ */
+void runloop_teardown_begin(const char *note, int delay_ms);
+void runloop_teardown_end(void);
 
 uint64_t now_ns(void);
 /* Parses seconds ("2", "0.5"); -1 on garbage. */

@@ -38,7 +38,7 @@ test_expect_success 'CO-RE uses the built-in minimal BTF on the kernel it was bu
 
 test_expect_success 'pgbench -c 3 -t 2000: commits = processed + one start-up transaction per connection' '
 	s0=$(sessions) &&
-	trace_start tps1.json tps --pg="$PGDATA" -j -i 0.1 --per-backend &&
+	trace_start tps1.json tps --pg="$PGDATA" -j -i 0.1 --by pid &&
 	pgbench -n -f one.sql -c 3 -t 2000 bench >bench1.out 2>&1 &&
 	bench_gone &&
 	trace_stop &&
@@ -49,7 +49,7 @@ test_expect_success 'pgbench -c 3 -t 2000: commits = processed + one start-up tr
 conns = $s1 - $s0
 processed = $processed
 s = d
-assert s[\"summary\"], s
+assert s[\"report\"] == \"summary\" and s[\"end\"] == \"interrupted\", s
 bench = [p for p in s[\"processes\"] if p[\"database\"] == \"bench\"]
 assert all(p[\"type\"] == \"client backend\" and p[\"user\"] == \"postgres\" for p in bench), bench
 # pgbench opens one connection per client plus one of its own before the run
@@ -85,7 +85,9 @@ assert sum(l[\"commits\"] for l in lines[:-1]) == s[\"commits\"], lines
 test_expect_success 'the interval reports add up to the final totals' '
 	json_py "
 iv, s = lines[:-1], lines[-1]
-assert len(iv) >= 2 and all(not l.get(\"summary\") for l in iv), len(iv)
+assert len(iv) >= 2 and all(l[\"report\"] == \"interval\" for l in iv), len(iv)
+# each interval splits its commits by process: over the run, the same as its totals
+assert sum(p[\"commits\"] for l in iv for p in l[\"processes\"] if p[\"database\"] == \"bench\") == sum(p[\"commits\"] for p in s[\"processes\"] if p[\"database\"] == \"bench\"), iv
 for k in (\"commits\", \"aborts\", \"starts\"):
     assert sum(l[k] for l in iv) == s[k], (k, [l[k] for l in iv], s[k])
 assert sum(l[\"txn\"][\"count\"] for l in iv) == s[\"txn\"][\"count\"], s
@@ -112,7 +114,7 @@ assert 0.6 < cyc / lat_us < 1.4, (cyc, lat_us)
 test_expect_success 'pg_sleep(0.05) transactions: in the 50-55 ms bucket, p50 within 1/64 of them' '
 	{ echo "select pg_backend_pid();" && echo "\\timing on" &&
 	  for i in $(seq 1 20); do echo "select pg_sleep(0.05);"; done; } >sleep.sql &&
-	trace_start tps3.json tps --pg="$PGDATA" -j --per-backend --hist linear:0:100000:5000 &&
+	trace_start tps3.json tps --pg="$PGDATA" -j --by pid --hist linear:0:100000:5000 &&
 	psql -XAt -f sleep.sql >sleep.out &&
 	trace_stop &&
 	pid=$(sed -n 1p sleep.out) &&
@@ -126,10 +128,10 @@ s = d
 me = [p for p in s[\"processes\"] if p[\"pid\"] == pid]
 assert len(me) == 1 and me[0][\"commits\"] == 22, me    # start-up + pid + 20 sleeps
 assert s[\"commits\"] == 22, s
-slow = sum(h[\"count\"] for h in s[\"hist\"] if h[\"low\"] >= 50000)
+slow = sum(h[\"count\"] for h in s[\"hist\"] if h[\"low_us\"] >= 50000)
 assert slow == 20, s[\"hist\"]
-b = [h for h in s[\"hist\"] if h[\"low\"] == 50000]
-assert b and b[0][\"high\"] == 55000, s[\"hist\"]
+b = [h for h in s[\"hist\"] if h[\"low_us\"] == 50000]
+assert b and b[0][\"high_us\"] == 55000, s[\"hist\"]
 # 22 values, nearest rank 11: one of the sleeps. The server-side time lies between
 # 50 ms and what the client saw (which adds the round trip).
 p50 = s[\"txn\"][\"p50_us\"] / 1000
@@ -139,7 +141,7 @@ assert 50 * (1 - 1/64) <= p50 <= hi * (1 + 1/64), (p50, hi)
 '
 
 test_expect_success 'a backend connecting after start is counted; failing statements are aborts' '
-	trace_start tps4.json tps --pg="$PGDATA" -j --per-backend &&
+	trace_start tps4.json tps --pg="$PGDATA" -j --by pid &&
 	{ echo "select pg_backend_pid();" &&
 	  for i in $(seq 1 10); do echo "select 1;"; done &&
 	  for i in $(seq 1 7); do echo "select 1/0;"; done; } >mixed.sql &&
@@ -212,7 +214,8 @@ test_expect_success 'the cluster stopping mid-run: final report, a warning, exit
 	trace_wait &&
 	test_grep "exited; stopping" tps8.json.err &&
 	json_py "
-assert d[\"summary\"] and d[\"commits\"] >= 2, d
+assert d[\"report\"] == \"summary\" and d[\"end\"] == \"target exited\", d
+assert d[\"commits\"] >= 2, d
 assert sum(l[\"commits\"] for l in lines[:-1]) == d[\"commits\"], lines
 " <tps8.json &&
 	pg_use pg
@@ -238,7 +241,7 @@ test_expect_success 'USDT semaphores of the server: +1 while attached, back afte
 	for p in $probes; do
 		test "$(usdt_semaphore $PG_PID $bin $p)" = "$(eval echo \$before_$p)" || return 1
 	done &&
-	json_py "assert d[\"summary\"]" <tps7.json
+	json_py "assert d[\"report\"] == \"summary\" and d[\"end\"] == \"interrupted\"" <tps7.json
 '
 
 test_expect_success 'no transaction timed: times are null (JSON) and "-" (text), not 0' '
@@ -257,16 +260,73 @@ assert d[\"cycle\"][\"count\"] == 0 and d[\"cycle\"][\"mean_us\"] is None, d
 test_expect_success 'text output: totals line and histogram bars' '
 	dbtap tps --pg="$PGDATA" -d 1 --hist linear:0:1000:100 >text.out 2>text.err &&
 	test_grep "^total over 1.0 s: tps " text.out &&
+	test_must_fail grep -q "^ *[0-9]*\\.[0-9][0-9][0-9]  tps " text.out &&
 	test_grep "transaction time (start -> commit/abort), microseconds:" text.out &&
 	test_grep "cycle time (start -> next start" text.out
 '
 
-test_expect_success 'bad input: --hist, -t, a stray argument, an unknown cluster' '
+test_expect_success 'text output: every interval line starts with seconds since the start' '
+	dbtap tps --pg="$PGDATA" -i 0.2 -d 1 >itext.out 2>/dev/null &&
+	grep " tps " itext.out >ilines &&
+	test "$(grep -c "^ *[0-9]*\.[0-9][0-9][0-9]  tps " ilines)" -ge 4 &&
+	test "$(grep -c "^total over 1.0 s: tps " ilines)" = 1
+'
+
+# Autovacuum workers (on since the launcher test) would run transactions in bench too.
+test_expect_success '--by database: each interval per database, adding up to pgbench and the sessions' '
+	pg_sql "alter system set autovacuum = off" &&
+	pg_sql "select pg_reload_conf()" >/dev/null &&
+	s0=$(sessions) &&
+	trace_start tpsdb.json tps --pg="$PGDATA" -j -i 0.1 --by database &&
+	pgbench -n -f one.sql -c 2 -t 300 bench >benchdb.out 2>&1 &&
+	bench_gone &&
+	trace_stop &&
+	s1=$(sessions) &&
+	json_py "
+conns = $s1 - $s0
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+assert all(\"processes\" not in l for l in iv), iv[0]
+bench = sum(g[\"commits\"] for l in iv for g in l[\"databases\"] if g[\"database\"] == \"bench\")
+assert conns == 3 and bench == 600 + conns, (conns, bench)
+s = d
+assert sum(g[\"commits\"] for g in s[\"databases\"] if g[\"database\"] == \"bench\") == bench, s
+" <tpsdb.json
+'
+
+test_expect_success '-t TID: one backend, its transactions only (psql through a fifo)' '
+	mkfifo in.fifo &&
+	{ psql -XAt <in.fifo >tid.out 2>&1 & } &&
+	psql_pid=$! &&
+	exec 7>in.fifo &&
+	echo "select pg_backend_pid();" >&7 &&
+	for i in $(seq 1 100); do test -s tid.out && break; sleep 0.05; done &&
+	be=$(sed -n 1p tid.out) &&
+	trace_start tid.json tps -t "$be" -j &&
+	for i in 1 2 3 4 5; do echo "select $i;" >&7; done &&
+	echo "select pg_backend_pid();" >&7 &&
+	for i in $(seq 1 100); do test "$(wc -l <tid.out)" -ge 7 && break; sleep 0.05; done &&
+	trace_stop &&
+	exec 7>&- &&
+	wait $psql_pid &&
+	json_py "
+assert d[\"commits\"] == 6, d            # 5 x select i, pg_backend_pid
+assert [p[\"pid\"] for p in d[\"processes\"]] == [$be], d[\"processes\"]
+assert d[\"processes\"][0][\"type\"] == \"client backend\", d
+" <tid.json
+'
+
+test_expect_success '--per-backend, the deprecated spelling of --by pid, still splits by process' '
+	dbtap tps --pg="$PGDATA" -j -i 0.1 -d 0.3 --per-backend >pb.json 2>/dev/null &&
+	json_py "assert all(\"processes\" in l for l in lines), lines" <pb.json
+'
+
+test_expect_success 'bad input: --hist, --by, a stray argument, an unknown cluster' '
 	test_expect_code 2 dbtap tps --pg="$PGDATA" --hist linear:1:2 2>e1 &&
 	test_grep "bad histogram '"'linear:1:2'"'" e1 && test_grep "^hint: " e1 &&
 	test_expect_code 2 dbtap tps --pg="$PGDATA" --hist linear:0:100000:1 2>e2 &&
 	test_grep "at most 254" e2 &&
-	test_expect_code 2 dbtap tps -t 1 2>e3 && test_grep "hint: use -p PID or --pg" e3 &&
+	test_expect_code 2 dbtap tps --pg="$PGDATA" --by query 2>e3 &&
+	test_grep "bad --by '"'query'"'" e3 && test_grep "^hint: --by pid|type|database|user" e3 &&
 	test_expect_code 2 dbtap tps --pg="$PGDATA" extra 2>e4 && test_grep "unexpected argument '"'extra'"'" e4 &&
 	test_must_fail dbtap tps --pg=/nonexistent/dir 2>e5 && test_grep "^hint: " e5
 '

@@ -17,7 +17,7 @@ test_expect_success 'uprobe -> uretprobe of a sleeping function: every call, non
 p = d[\"pairs\"][0]
 assert p[\"count\"] == 40 and p[\"unmatched_ends\"] == 0, p
 # usleep(3000) lasts at least 3 ms: nothing below the 3000 us bucket
-assert all(h[\"low\"] >= 3000 for h in p[\"hist\"]), p[\"hist\"]
+assert all(h[\"low_us\"] >= 3000 for h in p[\"hist\"]), p[\"hist\"]
 assert sum(h[\"count\"] for h in p[\"hist\"]) == 40, p[\"hist\"]
 assert p[\"p50_us\"] >= 3000 * (1 - 1/64), p
 assert d[\"pending\"] == 0, d

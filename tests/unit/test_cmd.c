@@ -39,13 +39,25 @@ static void test_by_opt(void **state)
 {
 	enum by by = BY_NONE;
 
-	assert_int_equal(by_opt(&by, "pid"), 0);
+	unsigned all = BY_PID | BY_TYPE | BY_DATABASE | BY_USER;
+
+	assert_int_equal(by_opt(&by, "pid", all), 0);
 	assert_int_equal(by, BY_PID);
-	assert_int_equal(by_opt(&by, "type"), 0);
+	assert_int_equal(by_opt(&by, "type", all), 0);
 	assert_int_equal(by, BY_TYPE);
-	assert_int_equal(by_opt(&by, "PID"), -1);
-	assert_int_equal(by_opt(&by, ""), -1);
-	assert_int_equal(by, BY_TYPE);
+	assert_int_equal(by_opt(&by, "database", all), 0);
+	assert_int_equal(by, BY_DATABASE);
+	assert_int_equal(by_opt(&by, "user", all), 0);
+	assert_int_equal(by, BY_USER);
+	assert_int_equal(by_opt(&by, "PID", all), -1);
+	assert_int_equal(by_opt(&by, "", all), -1);
+	/* a key the command does not take is refused like a misspelt one */
+	assert_int_equal(by_opt(&by, "query", all), -1);
+	assert_int_equal(by_opt(&by, "database", BY_PID | BY_TYPE), -1);
+	assert_int_equal(by, BY_USER);
+	assert_string_equal(by_name(BY_DATABASE), "database");
+	assert_string_equal(by_array(BY_PID), "processes");
+	assert_string_equal(by_array(BY_QUERY), "statements");
 }
 
 static void test_top_opt(void **state)

@@ -221,13 +221,13 @@ static void test_json(void **state)
 	slots[hist_spec_slot(&s, 500)] = 1;
 	json_init(&j);
 	json_object_begin(&j, NULL);
-	hist_json(&j, "hist", &s, slots);
+	hist_json(&j, "hist", &s, slots, "us");
 	json_object_end(&j);
 	json_flush_line(&j, f);
 	json_release(&j);
 	fclose(f);
-	assert_string_equal(buf, "{\"hist\":[{\"low\":10,\"high\":20,\"count\":3},"
-				 "{\"low\":110,\"high\":null,\"count\":1}]}\n");
+	assert_string_equal(buf, "{\"hist\":[{\"low_us\":10,\"high_us\":20,\"count\":3},"
+				 "{\"low_us\":110,\"high_us\":null,\"count\":1}]}\n");
 	free(buf);
 }
 

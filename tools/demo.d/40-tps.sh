@@ -4,7 +4,7 @@ echo "Transactions per second from PostgreSQL's own USDT probes (transaction__st
 echo "__commit, __abort), counted in the kernel for every process of the cluster:"
 echo "per connection TPS, transaction time (start -> commit) and cycle time (start ->"
 echo "next start: what pgbench calls latency), and a SystemTap-style histogram."
-"$DBTAP" tps --pg "$PGDATA" --per-backend --hist linear:0:2000:100 -d 3
+"$DBTAP" tps --pg "$PGDATA" --by pid --hist linear:0:2000:100 -d 3
 
 echo
 echo "Statement latency (query__start -> query__done) and the statements with the most"
