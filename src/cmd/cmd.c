@@ -38,6 +38,12 @@ int cmd_bad_option(const char *cmd, int opt, char **argv)
 	return EXIT_USAGE;
 }
 
+/*
+ * Below 10 ms a report costs more than the interval it covers, and a duration rounds
+ * to nothing (0 would mean "no duration": a run that never ends).
+ */
+#define TIME_MIN_S 0.01
+
 int time_opt(struct time_opts *t, int opt, const char *arg)
 {
 	double v;
@@ -46,9 +52,15 @@ int time_opt(struct time_opts *t, int opt, const char *arg)
 		return 0;
 	v = parse_seconds(arg);
 	/* -i 0 asks for the final report only; a run of 0 seconds is a mistake. */
-	if (v < 0 || (v == 0 && opt == 'd')) {
-		error("bad %s '%s': seconds expected", opt == 'i' ? "interval" : "duration", arg);
-		hint("e.g. %s", opt == 'i' ? "-i 1 or -i 0.5" : "-d 10");
+	if (opt == 'i' && v != 0 && v < TIME_MIN_S) {
+		error("bad interval '%s': 0 (final report only) or seconds from 0.01 to 10000000 expected",
+		      arg);
+		hint("e.g. -i 1 or -i 0.5");
+		return -1;
+	}
+	if (opt == 'd' && v < TIME_MIN_S) {
+		error("bad duration '%s': seconds from 0.01 to 10000000 expected", arg);
+		hint("e.g. -d 10; without -d the run lasts until Ctrl-C or the target exits");
 		return -1;
 	}
 	if (opt == 'i')

@@ -1,4 +1,5 @@
 /* Histograms: log-linear percentiles and ASCII bars (bpftrace hist, SystemTap @hist_linear). */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -107,11 +108,18 @@ void hist_summarize(const struct hist *h, struct hist_summary *s)
 	s->max = hist_max(h);
 }
 
+/*
+ * Bounds on MIN, MAX and STEP (display units: 10^12 us is eleven days), so that the
+ * bucket edges, MIN + n * STEP, never wrap around.
+ */
+#define HIST_SPEC_MAX 1000000000000ull
+
+/* A plain decimal number: no sign, no spaces, no empty field. */
 static int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 
-	if (!*s || *s == '-')
+	if (!isdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
 	*v = strtoull(s, &end, 10);
@@ -120,8 +128,9 @@ static int parse_u64(const char *s, uint64_t *v)
 
 int hist_spec_parse(const char *s, struct hist_spec *spec)
 {
-	char buf[128], *f[5], *save = NULL;
+	char buf[128], *f[4];
 	int n = 0;
+	uint64_t buckets;
 
 	memset(spec, 0, sizeof(*spec));
 	if (!strcmp(s, "log2")) {
@@ -131,26 +140,42 @@ int hist_spec_parse(const char *s, struct hist_spec *spec)
 	if (strncmp(s, "linear:", 7) || strlen(s) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, s);
-	for (char *tok = strtok_r(buf, ":", &save); tok && n < 5; tok = strtok_r(NULL, ":", &save))
-		f[n++] = tok;
+	/* exactly four fields, empty ones included: "linear::0:10" is not "linear:0:10" */
+	for (char *p = buf;; p++) {
+		char *c = strchr(p, ':');
+		if (n == 4)
+			goto bad;
+		f[n++] = p;
+		if (!c)
+			break;
+		*c = '\0';
+		p = c;
+	}
 	if (n != 4)
 		goto bad;
 	if (parse_u64(f[1], &spec->min) || parse_u64(f[2], &spec->max) ||
 	    parse_u64(f[3], &spec->step))
 		goto bad;
+	if (spec->min > HIST_SPEC_MAX || spec->max > HIST_SPEC_MAX || spec->step > HIST_SPEC_MAX) {
+		error("histogram '%s' goes past %llu", s, (unsigned long long)HIST_SPEC_MAX);
+		hint("MIN, MAX and STEP are at most %llu (microseconds: eleven days)",
+		     (unsigned long long)HIST_SPEC_MAX);
+		return -1;
+	}
 	if (spec->step == 0 || spec->max <= spec->min) {
 		error("histogram '%s' needs MIN < MAX and STEP > 0", s);
 		hint("for example --hist linear:0:1000:50 (microseconds)");
 		return -1;
 	}
-	if ((spec->max - spec->min) / spec->step + 1 > DISP_LINEAR_MAX) {
-		error("histogram '%s' has %" PRIu64 " buckets, at most %d are allowed", s,
-		      (spec->max - spec->min) / spec->step + 1, DISP_LINEAR_MAX);
+	buckets = (spec->max - spec->min) / spec->step + 1;
+	if (buckets > DISP_LINEAR_MAX) {
+		error("histogram '%s' has %" PRIu64 " buckets, at most %d are allowed", s, buckets,
+		      DISP_LINEAR_MAX);
 		hint("use a larger STEP, or --hist log2");
 		return -1;
 	}
 	spec->kind = DISP_LINEAR;
-	spec->n = (uint32_t)((spec->max - spec->min) / spec->step + 1);
+	spec->n = (uint32_t)buckets;
 	return 0;
 bad:
 	error("bad histogram '%s'", s);

@@ -32,16 +32,32 @@ static bool sym_char(int c, bool first)
 	return isalpha(c) || c == '_' || c == '$' || (!first && (isdigit(c) || c == '.' || c == '@'));
 }
 
-/* A number in C syntax (decimal or 0x); returns the end or NULL. */
-static const char *parse_number(const char *p, uint64_t *out)
+/*
+ * Offsets stay inside the user address space (47 bits on x86-64): a larger one can
+ * only be a mistake, or a negative number written as its 64-bit wrap, and would move
+ * the watch to an unrelated address.
+ */
+#define EXPR_OFFSET_MAX 0x7fffffffffffull
+
+/*
+ * A number: decimal, or hexadecimal with 0x (as the docs say: a leading 0 is not
+ * octal, "010" is ten). Returns the end, or NULL (*why says why).
+ */
+static const char *parse_number(const char *p, uint64_t *out, const char **why)
 {
+	bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	const char *d = hex ? p + 2 : p;
 	char *end;
-	if (!isdigit((unsigned char)*p))
+
+	*why = "expected a number (decimal or 0x)";
+	if (hex ? !isxdigit((unsigned char)*d) : !isdigit((unsigned char)*d))
 		return NULL;
 	errno = 0;
-	*out = strtoull(p, &end, 0);
-	if (errno || end == p)
+	*out = strtoull(d, &end, hex ? 16 : 10);
+	if (errno || *out > EXPR_OFFSET_MAX) {
+		*why = "offset out of range (at most 0x7fffffffffff)";
 		return NULL;
+	}
 	return end;
 }
 
@@ -131,8 +147,8 @@ int watch_expr_parse(const char *s, struct watch_expr *e)
 			return bad(e, "'0x' needs hexadecimal digits");
 		errno = 0;
 		e->addr = strtoull(p + 2, &end, 16);
-		if (errno)
-			return bad(e, "address out of range");
+		if (errno || e->addr > EXPR_OFFSET_MAX)
+			return bad(e, "address out of range (user addresses end at 0x7fffffffffff)");
 		p = end;
 	} else if (isdigit((unsigned char)*p)) {
 		return bad(e, "addresses are written in hexadecimal with 0x");
@@ -150,9 +166,10 @@ int watch_expr_parse(const char *s, struct watch_expr *e)
 			p += 2;
 			e->deref = true;
 			if (isdigit((unsigned char)*p)) {
-				p = parse_number(p, &e->field_off);
+				const char *why;
+				p = parse_number(p, &e->field_off, &why);
 				if (!p)
-					return bad(e, "bad offset after '->'");
+					return bad(e, why);
 			} else {
 				n = 0;
 				while (sym_char((unsigned char)p[n], n == 0))
@@ -167,9 +184,10 @@ int watch_expr_parse(const char *s, struct watch_expr *e)
 		}
 	}
 	if (*p == '+') {
-		p = parse_number(p + 1, &e->offset);
+		const char *why;
+		p = parse_number(p + 1, &e->offset, &why);
 		if (!p)
-			return bad(e, "expected a number after '+'");
+			return bad(e, why);
 	}
 	if (*p)
 		return bad(e, "unexpected text after the address");
@@ -234,6 +252,19 @@ static int unknown_symbol(const struct watch_expr *e, const struct elf_file *ef)
 	return EXIT_USAGE;
 }
 
+/* *sum = a + b + c, refused (message printed) when it leaves the user address space. */
+static bool add_overflows(const struct watch_expr *e, uint64_t a, uint64_t b, uint64_t c,
+			  uint64_t *sum)
+{
+	if (__builtin_add_overflow(a, b, sum) || __builtin_add_overflow(*sum, c, sum) ||
+	    *sum > EXPR_OFFSET_MAX) {
+		error("watch expression '%s' points past the end of the address space", e->text);
+		hint("check the offsets: they are added to the address, never subtracted");
+		return true;
+	}
+	return false;
+}
+
 int watch_expr_resolve(const struct watch_expr *e, pid_t pid, const struct elf_file *ef,
 		       struct watch_loc *loc)
 {
@@ -242,7 +273,8 @@ int watch_expr_resolve(const struct watch_expr *e, pid_t pid, const struct elf_f
 	memset(loc, 0, sizeof(*loc));
 	loc->mode = e->mode ? e->mode : WATCH_W;
 	if (!e->symbol[0]) {
-		loc->addr = e->addr + e->offset;
+		if (add_overflows(e, e->addr, e->offset, 0, &loc->addr))
+			return EXIT_USAGE;
 	} else {
 		struct elf_sym sym;
 		uint64_t bias;
@@ -259,7 +291,8 @@ int watch_expr_resolve(const struct watch_expr *e, pid_t pid, const struct elf_f
 		}
 		loc->sym_addr = bias + sym.value;
 		if (!e->deref) {
-			loc->addr = loc->sym_addr + e->offset;
+			if (add_overflows(e, loc->sym_addr, e->offset, 0, &loc->addr))
+				return EXIT_USAGE;
 			if (!e->offset)
 				type_len = sym.size;
 		} else {
@@ -301,7 +334,8 @@ int watch_expr_resolve(const struct watch_expr *e, pid_t pid, const struct elf_f
 				     " the pointer itself: '%s:8'", e->symbol);
 				return EXIT_FAIL;
 			}
-			loc->addr = loc->pointer + off + e->offset;
+			if (add_overflows(e, loc->pointer, off, e->offset, &loc->addr))
+				return EXIT_USAGE;
 			if (!e->offset)
 				type_len = fsize;
 		}

@@ -60,7 +60,7 @@ static pid_t parse_pid(const char *word, size_t len)
 	memcpy(buf, word, len);
 	buf[len] = '\0';
 	v = strtol(buf, &end, 10);
-	if (*end || buf[0] == '-' || buf[0] == '+' || v <= 0 || v > INT_MAX)
+	if (*end || !isdigit((unsigned char)buf[0]) || v <= 0 || v > INT_MAX)
 		return 0;
 	return (pid_t)v;
 }
@@ -97,28 +97,62 @@ static int check_traceable(pid_t pid, const char *what)
 	return 0;
 }
 
-static int resolve_pids(struct target *t, const char *list)
+int target_pid_list_parse(const char *list, pid_t **pids, int *npids)
 {
 	const char *p = list;
 
+	*pids = NULL;
+	*npids = 0;
 	if (!*list) {
 		error("-p needs a pid or a comma-separated list of pids");
 		hint("e.g. -p 1234,5678");
 		return EXIT_USAGE;
 	}
-	while (*p) {
+	/* the whole list is checked before any pid is looked at: "1,,2" and "1," are typos */
+	for (;;) {
 		size_t n = strcspn(p, ",");
-		pid_t pid = parse_pid(p, n), tgid;
-		int ret;
+		pid_t pid = parse_pid(p, n), *v;
 
 		if (!pid) {
-			error("'%.*s' is not a pid", (int)n, p);
+			if (n)
+				error("'%.*s' in -p '%s' is not a pid", (int)n, p, list);
+			else
+				error("empty pid in -p '%s'", list);
 			hint("-p takes pids separated by commas, e.g. -p 1234,5678");
+			free(*pids);
+			*pids = NULL;
+			*npids = 0;
 			return EXIT_USAGE;
 		}
+		v = realloc(*pids, (*npids + 1) * sizeof(*v));
+		if (!v) {
+			free(*pids);
+			*pids = NULL;
+			*npids = 0;
+			return error("out of memory"), EXIT_FAIL;
+		}
+		*pids = v;
+		(*pids)[(*npids)++] = pid;
+		p += n;
+		if (!*p)
+			return 0;
+		p++; /* the comma: something must follow it */
+	}
+}
+
+static int resolve_pids(struct target *t, const char *list)
+{
+	pid_t *given;
+	int ngiven, ret = target_pid_list_parse(list, &given, &ngiven);
+
+	if (ret)
+		return ret;
+	for (int k = 0; k < ngiven; k++) {
+		pid_t pid = given[k], tgid;
+
 		ret = check_traceable(pid, "pid");
 		if (ret)
-			return ret;
+			break;
 		/* A thread id given as a pid means its whole process. */
 		tgid = proc_tgid(pid);
 		if (tgid > 0 && tgid != pid) {
@@ -130,16 +164,17 @@ static int resolve_pids(struct target *t, const char *list)
 			dup |= t->pids[i] == pid;
 		if (!dup) {
 			pid_t *v = realloc(t->pids, (t->npids + 1) * sizeof(*v));
-			if (!v)
-				return error("out of memory"), EXIT_FAIL;
+			if (!v) {
+				error("out of memory");
+				ret = EXIT_FAIL;
+				break;
+			}
 			t->pids = v;
 			t->pids[t->npids++] = pid;
 		}
-		p += n;
-		if (*p == ',')
-			p++;
 	}
-	return 0;
+	free(given);
+	return ret;
 }
 
 static char *exe_of(pid_t pid)

@@ -37,6 +37,12 @@ struct target {
 bool target_opt(struct target_opts *o, int opt, int argc, char **argv);
 
 /*
+ * The syntax of -p PID[,PID]: positive decimal pids, no empty item. *pids is malloc'd.
+ * 0, or EXIT_USAGE with an error naming the list and a hint. Looks at no process.
+ */
+int target_pid_list_parse(const char *list, pid_t **pids, int *npids);
+
+/*
  * Resolves the options into processes. require: a target is mandatory. Prints the
  * error and hint itself; returns 0, EXIT_USAGE or EXIT_FAIL. With no option and not
  * required, kind is TARGET_NONE.

@@ -1,5 +1,6 @@
 /* Interval/duration loop with signal handling shared by the tracing commands. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -73,7 +74,8 @@ double parse_seconds(const char *s)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0 || v > 1e7)
+	/* strtod takes "nan" and "inf": neither is a number of seconds */
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e7)
 		return -1;
 	return v;
 }

@@ -11,6 +11,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t slots = hist_spec_slots(&spec);
 		uint64_t probe[] = { 0, 1, spec.min, spec.max, spec.max + 1, UINT64_MAX };
 
+		int colons = 0;
+
+		for (const char *p = s; *p; p++)
+			colons += *p == ':';
+		/* linear:MIN:MAX:STEP exactly: no field dropped, none added */
+		if (spec.kind == DISP_LINEAR && colons != 3)
+			abort();
 		if (slots < 3 || slots > DISP_SLOTS)
 			abort();
 		if (spec.kind == DISP_LINEAR && (!spec.step || spec.max <= spec.min || !spec.n))

@@ -21,17 +21,23 @@ static void test_time_opt(void **state)
 	assert_true(t.interval == 0.0);
 	assert_int_equal(time_opt(&t, 'x', "1"), 0); /* not a time option: untouched */
 	assert_true(t.duration == 10.0);
+	assert_int_equal(time_opt(&t, 'd', "0.01"), 1); /* the shortest */
+	assert_true(t.duration == 0.01);
+	assert_int_equal(time_opt(&t, 'i', "0.01"), 1);
+	assert_true(t.interval == 0.01);
 }
 
 static void test_time_opt_bad(void **state)
 {
 	struct time_opts t = { .interval = 1, .duration = 2 };
-	const char *bad[] = { "0", "-1", "x", "1s", "", "1e9" };
+	const char *bad[] = { "0", "-1", "x", "1s", "", "1e9", "nan", "NAN", "inf", "-inf",
+			      "1e-9", "0.009", "1e-400" };
+	const char *bad_i[] = { "-0.1", "soon", "nan", "inf", "1e-9", "0.001", "1e300" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(time_opt(&t, 'd', bad[i]), -1);
-	assert_int_equal(time_opt(&t, 'i', "-0.1"), -1);
-	assert_int_equal(time_opt(&t, 'i', "soon"), -1);
+	for (size_t i = 0; i < sizeof(bad_i) / sizeof(bad_i[0]); i++)
+		assert_int_equal(time_opt(&t, 'i', bad_i[i]), -1);
 	assert_true(t.interval == 1 && t.duration == 2); /* a bad value changes nothing */
 }
 

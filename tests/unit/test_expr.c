@@ -87,6 +87,25 @@ static void test_parse_forms(void **state)
 	assert_int_equal(e.mode, WATCH_X);
 }
 
+/* Offsets are decimal or 0x, as the docs say: a leading 0 is not octal. */
+static void test_parse_radix(void **state)
+{
+	struct watch_expr e;
+	struct watch_loc loc;
+
+	assert_int_equal(watch_expr_parse("p->010:8", &e), 0);
+	assert_int_equal(e.field_off, 10);
+	assert_int_equal(watch_expr_parse("sym+010", &e), 0);
+	assert_int_equal(e.offset, 10);
+	assert_int_equal(watch_expr_parse("p->0x10+0X8", &e), 0);
+	assert_int_equal(e.field_off, 16);
+	assert_int_equal(e.offset, 8);
+	assert_int_equal(watch_expr_parse("sym+0x7fffffffffff", &e), 0);
+	/* an address and an offset each in range, their sum past the end: refused */
+	assert_int_equal(watch_expr_parse("0x7ffffffffff0+0x100:8", &e), 0);
+	assert_int_equal(watch_expr_resolve(&e, getpid(), NULL, &loc), EXIT_USAGE);
+}
+
 static void test_parse_errors(void **state)
 {
 	struct watch_expr e;
@@ -94,6 +113,10 @@ static void test_parse_errors(void **state)
 		"", ":8", "sym:3", "sym:16", "sym:0", "sym:8:4", "sym:w:rw", "sym:r", "sym:q",
 		"123", "0x", "0xZZ", "sym+", "sym+x", "sym->", "sym->+8", "sym junk", "sym-8",
 		"sym:1:2:3", "fn:x:4", "sym::8", "-sym",
+		/* offsets that would wrap around: a negative number written unsigned */
+		"ShmemVariableCache->18446744073709551608:8", "sym+0xfffffffffffffff8",
+		"sym+18446744073709551616", "0xffffffffffffffff", "sym+0x800000000000",
+		"p->0x", "sym+0xg",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -232,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_forms),
+		cmocka_unit_test(test_parse_radix),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_alignment),
 		cmocka_unit_test(test_resolve_self),

@@ -137,6 +137,20 @@ static void test_spec_parse(void **state)
 	assert_int_equal(hist_spec_parse("linear:a:b:c", &s), -1);
 	assert_int_equal(hist_spec_parse("linear:0:10:1:5", &s), -1);
 	assert_int_equal(hist_spec_parse("log3", &s), -1);
+	/* empty fields are fields: not dropped */
+	assert_int_equal(hist_spec_parse("linear::0:10:1", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:0:10:1:", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:0::10", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:0:10:", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:", &s), -1);
+	assert_int_equal(hist_spec_parse("linear: 0:10:1", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:+0:10:1", &s), -1);
+	/* the bucket count would wrap to 0; edges past the bound would wrap */
+	assert_int_equal(hist_spec_parse("linear:0:18446744073709551615:1", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:18446744073709551000:18446744073709551615:100", &s), -1);
+	assert_int_equal(hist_spec_parse("linear:0:1000000000000:100000000000", &s), 0);
+	assert_int_equal(s.n, 11);
+	assert_int_equal(hist_spec_parse("linear:0:1000000000001:100000000000", &s), -1);
 }
 
 static void test_slots(void **state)

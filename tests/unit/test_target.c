@@ -154,6 +154,37 @@ static void test_bad(void **state)
 	assert_int_equal(target_resolve(&t, &o, true), EXIT_USAGE); /* two targets */
 }
 
+/* -p's syntax is checked whole before any process is looked at. */
+static void test_pid_list(void **state)
+{
+	const char *bad[] = { "1,,2", "1,", ",1", ",", "", "1, 2", " 1", "+1", "-1", "1;2",
+			      "99999999999", "0x10", "1,2,", "1,0" };
+	pid_t *pids;
+	int n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (target_pid_list_parse(bad[i], &pids, &n) != EXIT_USAGE)
+			fail_msg("'%s' parsed", bad[i]);
+		assert_null(pids);
+		assert_int_equal(n, 0);
+	}
+	assert_int_equal(target_pid_list_parse("12,1,12", &pids, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(pids[0], 12);
+	assert_int_equal(pids[1], 1);
+	assert_int_equal(pids[2], 12);
+	free(pids);
+
+	/* through target_resolve: refused as usage even when the first pid is fine */
+	struct target_opts o = { 0 };
+	struct target t;
+	char list[32];
+
+	snprintf(list, sizeof(list), "%d,,%d", (int)getpid(), (int)getpid());
+	o.pids = list;
+	assert_int_equal(target_resolve(&t, &o, true), EXIT_USAGE);
+}
+
 /* scan.c: a marked string inside a file, our own capabilities. */
 static void test_scan(void **state)
 {
@@ -185,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_pids),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_pid_list),
 		cmocka_unit_test(test_scan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
