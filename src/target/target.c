@@ -115,7 +115,7 @@ int target_pid_list_parse(const char *list, pid_t **pids, int *npids)
 
 		if (!pid) {
 			if (n)
-				error("'%.*s' in -p '%s' is not a pid", (int)n, p, list);
+				error("'%.*s' is not a pid (in -p '%s')", (int)n, p, list);
 			else
 				error("empty pid in -p '%s'", list);
 			hint("-p takes pids separated by commas, e.g. -p 1234,5678");

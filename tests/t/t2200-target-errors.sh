@@ -92,6 +92,8 @@ test_expect_success 'malformed pids and thread ids: exit 2, naming the word' '
 	expect_error 2 "'"'abc'"' is not a pid" dbtap doctor -p abc &&
 	expect_error 2 "'"'x1'"' is not a pid" dbtap doctor -p $$,x1 &&
 	expect_error 2 "'"'-5'"' is not a pid" dbtap doctor -p -5 &&
+	expect_error 2 "empty pid in -p '"'1,,2'"'" dbtap doctor -p 1,,2 &&
+	expect_error 2 "empty pid in -p '"'$$,'"'" dbtap doctor -p $$, &&
 	expect_error 2 "'"'1.5'"' is not a thread id" dbtap doctor -t 1.5
 '
 
