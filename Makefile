@@ -9,13 +9,24 @@ CC         ?= gcc
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
 LLVM_STRIP ?= llvm-strip
-ARCH       := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+PKG_CONFIG ?= pkg-config
+ARCH       ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+# The libraries' flags come from pkg-config where they ship a .pc file (libpfm4 has none).
+PKGS       := libbpf libelf libdw zlib
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz)
+CMOCKA_LIBS := $(or $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null),-lcmocka)
 
 CFLAGS     ?= -O2 -g
+# -fvisibility=hidden: dbtap exports no function of its own, so a library's call to a
+# libc function dbtap also names (libdw's error() on out-of-memory) binds to libc's.
 CFLAGS     += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
-              -std=gnu11 -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' \
-              -Isrc -I$(BUILD)
-LDLIBS     := -lbpf -lelf -ldw -lz -lpfm -lm -lpthread
+              -std=gnu11 -fvisibility=hidden
+# CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are honoured.
+DBTAP_CPPFLAGS := -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' -Isrc -I$(BUILD) $(PKG_CFLAGS) \
+              $(CPPFLAGS)
+LDLIBS     := $(PKG_LIBS) -lpfm -lm -lpthread
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
               -I/usr/include/$(shell uname -m)-linux-gnu
 
@@ -86,36 +97,37 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-# Header dependencies come from -MMD; skeletons must exist before any object compiles.
-$(BUILD)/%.o: src/%.c | $(SKELS)
+# Header dependencies come from -MMD; skeletons must exist before any object compiles;
+# the Makefile itself holds the flags.
+$(BUILD)/%.o: src/%.c Makefile | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(DBTAP_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/%.o: src/%.S
+$(BUILD)/%.o: src/%.S Makefile
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -I$(BUILD) -c $< -o $@
+	$(Q)$(CC) $(DBTAP_CPPFLAGS) -c $< -o $@
 
 dbtap: $(APP_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(DBTAP_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) $(CMOCKA_LIBS) -o $@
 
 # Test workloads: deterministic targets with known instructions and USDT sites.
 workloads: $(WORKLOADS)
 $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -O1 -g -Wall -Werror -o $@ $< -lm -lpthread
+	$(Q)$(CC) $(CPPFLAGS) -O1 -g -Wall -Werror $(LDFLAGS) -o $@ $< -lm -lpthread
 $(BUILD)/workloads/%: tests/workloads/%.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -g $(LDFLAGS) -o $@ $<
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
