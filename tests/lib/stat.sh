@@ -7,7 +7,6 @@
 #	                        OUT.err, waits until it says it is counting; sets stat_pid
 #	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
 #	schedstat PID           nanoseconds PID has run (/proc/PID/schedstat, first field)
-#	bpf_progs_of PID        ids of the BPF programs PID holds (its fdinfo), one per line
 
 wait_for_line() {
 	local i
@@ -52,8 +51,4 @@ stat_stop() {
 
 schedstat() {
 	cut -d' ' -f1 "/proc/$1/schedstat"
-}
-
-bpf_progs_of() {
-	cat /proc/$1/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -un
 }

@@ -18,6 +18,14 @@
 # on stderr. DBTAP_TEST_VERBOSE=1 shows every body's output instead.
 # Every test file gets a fresh $TRASH = tests/t/trash.NAME; it is removed when all
 # tests pass (kept on failure, or with DBTAP_TEST_KEEP=1).
+#
+# As in git's t/: `test_expect_success PREREQ 'title' 'body'` runs only when every
+# prerequisite in the comma-separated PREREQ holds (`!NAME` negates), otherwise it is
+# reported as skipped with the missing one named; `test_lazy_prereq NAME 'script'`
+# defines NAME, evaluated on first use in a subshell (script exits 0: it holds);
+# `test_when_finished 'cmd'` in a body runs cmd after that test, passed or failed (a
+# failing cmd fails the test). Hooks in test_before_each run before every body
+# (watch.sh takes the breakpoint slot baseline there).
 
 TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TEST_ROOT=$(cd "$TEST_LIB/../.." && pwd)
@@ -72,6 +80,9 @@ test_run_atexit() {
 test_exit_trap() {
 	local rc=$?
 	trap - EXIT
+	# a body interrupted half-way still gets its test_when_finished commands
+	eval_ret=$rc
+	eval "$test_cleanup" >/dev/null 2>&1
 	test_run_atexit
 	exit $rc
 }
@@ -98,24 +109,89 @@ test_show_output() {
 	fi
 }
 
-# Runs body $1 in the current shell; returns its status.
+test_cleanup=:
+test_before_each=()
+declare -A test_prereq_state=()
+declare -A test_prereq_script=()
+
+# test_when_finished CMD: runs CMD once the current test's body is done, last
+# registered first; a failing CMD fails the test (git's semantics).
+test_when_finished() {
+	test_cleanup="{ $*
+} && (exit \"\$eval_ret\"); eval_ret=\$?; $test_cleanup"
+}
+
+# test_lazy_prereq NAME 'script': NAME holds when script exits 0, asked once.
+test_lazy_prereq() {
+	test_prereq_script[$1]=$2
+}
+
+# test_set_prereq NAME: NAME holds.
+test_set_prereq() {
+	test_prereq_state[$1]=1
+}
+
+# test_have_prereq NAME[,NAME...]: every one holds (!NAME: NAME does not hold).
+# Sets test_missing_prereq to the first that fails.
+test_have_prereq() {
+	local p name want have
+	for p in ${1//,/ }; do
+		name=${p#!}
+		want=1
+		[ "$name" != "$p" ] && want=0
+		if [ -z "${test_prereq_state[$name]}" ]; then
+			test_prereq_state[$name]=0
+			if [ -n "${test_prereq_script[$name]}" ] &&
+			   (mkdir -p "$TRASH/.prereq-$name" && cd "$TRASH/.prereq-$name" &&
+			    eval "${test_prereq_script[$name]}") </dev/null >/dev/null 2>&1; then
+				test_prereq_state[$name]=1
+			fi
+			rm -rf "$TRASH/.prereq-$name"
+		fi
+		have=${test_prereq_state[$name]}
+		if [ "$have" != "$want" ]; then
+			test_missing_prereq=$p
+			return 1
+		fi
+	done
+	return 0
+}
+
+# Runs body $1 in the current shell, then its test_when_finished commands; returns
+# the status.
 test_run_body() {
-	local rc
+	local rc h out=/dev/stderr
 	cd "$TRASH" || return 1
-	if [ -n "$DBTAP_TEST_VERBOSE" ]; then
-		eval "$1" </dev/null >&2
-		rc=$?
-	else
-		eval "$1" </dev/null >"$TRASH/.test-output" 2>&1
-		rc=$?
-	fi
+	[ -z "$DBTAP_TEST_VERBOSE" ] && out="$TRASH/.test-output" && : >"$out"
+	test_cleanup=:
+	for h in "${test_before_each[@]}"; do
+		eval "$h" </dev/null >>"$out" 2>&1
+	done
+	eval "$1" </dev/null >>"$out" 2>&1
+	eval_ret=$?
+	cd "$TRASH" || return 1
+	eval "$test_cleanup" </dev/null >>"$out" 2>&1
+	rc=$eval_ret
+	test_cleanup=:
 	cd "$TRASH" || return 1
 	return $rc
 }
 
-# test_expect_success 'title' 'body'
+# test_prereq_skip PREREQ 'title': true (and the skip reported) when PREREQ is missing.
+test_prereq_skip() {
+	[ -z "$1" ] && return 1
+	test_have_prereq "$1" && return 1
+	test_count=$((test_count + 1))
+	printf 'ok %d # skip %s (missing %s)\n' "$test_count" "$2" "$test_missing_prereq"
+	return 0
+}
+
+# test_expect_success [PREREQ] 'title' 'body'
 test_expect_success() {
-	[ $# = 2 ] || test_bail "test_expect_success needs 2 arguments, got $#: $1"
+	local prereq=
+	[ $# = 3 ] && { prereq=$1; shift; }
+	[ $# = 2 ] || test_bail "test_expect_success needs 2 or 3 arguments, got $#: $1"
+	test_prereq_skip "$prereq" "$1" && return 0
 	test_count=$((test_count + 1))
 	if test_run_body "$2"; then
 		printf 'ok %d - %s\n' "$test_count" "$1"
@@ -127,9 +203,12 @@ test_expect_success() {
 	fi
 }
 
-# test_expect_failure 'title' 'body': a known breakage, reported as TODO.
+# test_expect_failure [PREREQ] 'title' 'body': a known breakage, reported as TODO.
 test_expect_failure() {
-	[ $# = 2 ] || test_bail "test_expect_failure needs 2 arguments, got $#: $1"
+	local prereq=
+	[ $# = 3 ] && { prereq=$1; shift; }
+	[ $# = 2 ] || test_bail "test_expect_failure needs 2 or 3 arguments, got $#: $1"
+	test_prereq_skip "$prereq" "$1" && return 0
 	test_count=$((test_count + 1))
 	if test_run_body "$2"; then
 		test_fixed=$((test_fixed + 1))
@@ -213,6 +292,26 @@ test_grep() {
 		cat "$2"
 		return 1
 	fi
+}
+
+# bp_slots_free: how many hardware breakpoint slots this process can take now (0-4,
+# build/workloads/bpslots). Other tracers on the machine hold some at times: tests
+# compare with a baseline taken at their start (bp_slots_back), never with 4.
+bp_slots_free() {
+	"$WORKLOADS"/bpslots 4 2>/dev/null
+}
+
+# bp_slots_back N: at least N slots are free again (retried for 30 s: a tracer of
+# another test may hold one for a moment).
+bp_slots_back() {
+	local n i
+	for i in $(seq 1 60); do
+		n=$(bp_slots_free)
+		[ -n "$n" ] && [ "$n" -ge "$1" ] && return 0
+		sleep 0.5
+	done
+	echo "only ${n:-?} hardware breakpoint slots can be taken, $1 could at the start"
+	return 1
 }
 
 # json_py 'PYTHON' < NDJSON: runs PYTHON with `lines` (every JSON object read) and

@@ -6,7 +6,8 @@
 #	                         Sets WATCH_PID.
 #	watch_stop [SIGNAL]      sends SIGINT (or SIGNAL), waits, returns dbtap's status
 #	watch_wait               waits for dbtap to end by itself, returns its status
-#	slots_free               4 hardware breakpoint slots can be opened again
+#	slots_free               as many breakpoint slots are free as at the start of the
+#	                         test (slots_base, taken before every test body)
 #	xid_calls N [PIDFILE]    one new backend runs `select txid_current()` N times; its
 #	                         pg_backend_pid() goes to PIDFILE, the values to stdout
 
@@ -72,16 +73,12 @@ watch_wait() {
 	return $rc
 }
 
-# Other tests on the machine may hold slots for a moment: retry before failing.
+# Other tracers on the machine may hold slots: each test is compared with what was
+# free when it started.
+slots_base=0
+test_before_each+=('slots_base=$(bp_slots_free)')
 slots_free() {
-	local n i
-	for i in $(seq 1 60); do
-		n=$("$WORKLOADS"/bpslots 4 2>/dev/null)
-		[ "$n" = 4 ] && return 0
-		sleep 0.5
-	done
-	echo "only $n of 4 hardware breakpoint slots could be opened"
-	return 1
+	bp_slots_back "$slots_base"
 }
 
 xid_calls() {

@@ -225,10 +225,10 @@ while True:
 '
 }
 
-# held_run OUT ARGS...: runs dbtap ARGS while every slot is held; fails (status 3)
-# when the slots could not all be held (a task of another tool holds a per-task
-# breakpoint: then a per-CPU one cannot take its slot) or one was free at some moment
-# of the run, so the caller can try again.
+# held_run OUT ARGS...: runs dbtap ARGS while no slot is free (hold_slots takes those
+# other tracers leave); fails (status 3) when one could still be taken (a task of
+# another tool holds a per-task breakpoint: then a per-CPU one cannot take its slot)
+# or one was free at some moment of the run, so the caller can try again.
 held_run() {
 	local out=$1 holder rc
 	shift
@@ -238,7 +238,8 @@ held_run() {
 		grep -q holding hold.out && break
 		sleep 0.05
 	done
-	if ! grep -q "^holding $((4 * $(nproc --all)))\$" hold.out; then
+	# every slot free on some CPU is held now (other tracers may hold the rest)
+	if ! grep -q "^holding" hold.out || [ "$(slots_count)" != 0 ]; then
 		kill $holder
 		wait $holder 2>/dev/null
 		return 3
