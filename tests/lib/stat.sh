@@ -7,6 +7,7 @@
 #	                        OUT.err, waits until it says it is counting; sets stat_pid
 #	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
 #	schedstat PID           nanoseconds PID has run (/proc/PID/schedstat, first field)
+#	prerequisites PMU (a hardware PMU: perf type 4 exists) and SMP (2 CPUs or more)
 
 wait_for_line() {
 	local i
@@ -52,3 +53,6 @@ stat_stop() {
 schedstat() {
 	cut -d' ' -f1 "/proc/$1/schedstat"
 }
+
+test_lazy_prereq PMU 'grep -qx 4 /sys/bus/event_source/devices/*/type'
+test_lazy_prereq SMP 'test "$(nproc)" -ge 2'

@@ -79,6 +79,7 @@ test_expect_success 'all breakpoint slots taken: exit 1, says how many, offers p
 	slots_free || return 1
 	"$WORKLOADS"/bpslots 4 30 >held 2>held.err &
 	holder=$! &&
+	test_when_finished "kill $holder 2>/dev/null; true" &&
 	for i in $(seq 1 100); do grep -q holding held.err && break; sleep 0.05; done &&
 	test_expect_code 1 dbtap watch xid --pg="$PGDATA" -d 1 >out 2>err;
 	rc=$?;

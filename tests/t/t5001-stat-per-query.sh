@@ -202,10 +202,7 @@ wait_pg_sleep() {
 	return 1
 }
 
-if [ "$(nproc)" -lt 2 ]; then
-	test_skip 'a statement moved to another CPU' 'one CPU: nothing to migrate to'
-else
-	test_expect_success 'a statement moved to another CPU mid-way: 1 migration, both CPUs, its page faults' '
+	test_expect_success SMP 'a statement moved to another CPU mid-way: 1 migration, both CPUs, its page faults' '
 		taskset -pc 0 $bpid >/dev/null &&
 		stat_start m.json -p $bpid --per query -e task-clock,page-faults,cpu-migrations &&
 		f0=$(awk "{print \$10 + \$12}" /proc/$bpid/stat) &&
@@ -238,12 +235,8 @@ ran = $s1 - $s0
 assert 0.8 * ran - 10e6 <= tc <= ran + 10e6, (tc, ran)
 " <m.json
 	'
-fi
 
-if grep -qx 4 /sys/bus/event_source/devices/*/type 2>/dev/null; then
-	test_skip '--per query without a PMU' 'this machine has a PMU'
-else
-	test_expect_success '--per query without a PMU: hardware events not supported, software ones counted' '
+	test_expect_success !PMU '--per query without a PMU: hardware events not supported, software ones counted' '
 		stat_start hw.json -p $bpid --per query -e instructions:u,task-clock &&
 		session_run 7 s1 "select 5 as dbtap_hw;" &&
 		stat_stop &&
@@ -256,7 +249,6 @@ assert i[\"reason\"] == \"not supported on this machine\", i
 assert r[\"events\"][\"task-clock\"][\"counted\"] and r[\"events\"][\"task-clock\"][\"sum\"] > 0, r
 " <hw.json
 	'
-fi
 
 test_expect_success '--per as the cluster'"'"'s own unprivileged user: refused with a hint' '
 	test_expect_code 1 dbtap_as postgres stat --per query --pg="$PGDATA" -e task-clock -d 0.2 2>up.err &&
