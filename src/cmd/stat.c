@@ -18,6 +18,7 @@
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/runloop.h"
 #include "util/strbuf.h"
@@ -1089,6 +1090,105 @@ static void saved_run_free(struct saved_run *sr)
 }
 
 /*
+ * A saved run is a file anyone may have edited: every figure used from it is checked
+ * for its type and range before it is used (a 0-second run would divide by zero, a
+ * string where a number belongs would be read as 0).
+ */
+#define SAVED_RUN_MAX (16u << 20)
+#define SAVED_RUN_HINT "--compare takes a file saved with 'dbtap -j stat ... > FILE'"
+
+/* NULL when o has no key or a number in [lo, hi] under it; else what is wrong. */
+static const char *saved_num_bad(const struct jv *o, const char *key, double lo, double hi,
+				 bool required)
+{
+	const struct jv *v = jv_get(o, key);
+
+	if (!v || v->type == JV_NULL) /* null: a figure that was not counted */
+		return required ? "is missing" : NULL;
+	if (v->type != JV_NUM)
+		return "is not a number";
+	if (!(v->num >= lo && v->num <= hi))
+		return v->num < lo && lo > 0 && v->num >= 0 ? "is 0" : "is out of range";
+	return NULL;
+}
+
+/* The figures of one statistic ({"counted", "value"} or {"sum", "mean", ...}). */
+static const char *saved_fig_bad(const struct jv *o, const char **key)
+{
+	static const char *const nums[] = { "value", "sum", "mean", "p50", "p99", "max",
+					    "calls_counted", NULL };
+	const struct jv *c = jv_get(o, "counted"), *r = jv_get(o, "reason");
+
+	if (o->type != JV_OBJ)
+		return *key = "", "is not an object";
+	if (c && c->type != JV_BOOL)
+		return *key = "counted", "is not true or false";
+	if (r && r->type != JV_STR)
+		return *key = "reason", "is not a string";
+	for (int i = 0; nums[i]; i++) {
+		const char *why = saved_num_bad(o, nums[i], 0, 1e300, false);
+		if (why)
+			return *key = nums[i], why;
+	}
+	*key = "running_pct";
+	return saved_num_bad(o, "running_pct", 0, 100, false);
+}
+
+/* One "total" line: 0, or EXIT_USAGE with the key, the line and a hint printed. */
+static int saved_line_check(const char *path, int lineno, const struct jv *v, bool counting)
+{
+	static const char *const figs[] = { "wall_ns", "context_switches", "cpu_migrations", NULL };
+	const struct jv *evs = jv_get(v, "events"), *cpus = jv_get(v, "cpus");
+	const char *why = NULL, *key = "seconds", *sub = NULL;
+	char where[160];
+
+	if (v->type != JV_OBJ) {
+		why = "is not an object";
+		key = "";
+		goto bad;
+	}
+	why = saved_num_bad(v, "seconds", 1e-9, 1e9, counting);
+	if (!why && (why = saved_num_bad(v, "calls", 0, 1e300, false)))
+		key = "calls";
+	if (!why && (why = saved_num_bad(v, "multi_cpu_calls", 0, 1e300, false)))
+		key = "multi_cpu_calls";
+	if (!why && evs && evs->type != JV_OBJ) {
+		why = "is not an object";
+		key = "events";
+	}
+	for (int i = 0; !why && evs && i < evs->n; i++) {
+		why = saved_fig_bad(&evs->items[i], &sub);
+		key = evs->keys[i];
+	}
+	for (int i = 0; !why && figs[i]; i++) {
+		const struct jv *o = jv_get(v, figs[i]);
+		if (o && (why = saved_fig_bad(o, &sub)))
+			key = figs[i];
+	}
+	if (!why && cpus && cpus->type != JV_ARR) {
+		why = "is not an array";
+		key = "cpus";
+	}
+	for (int i = 0; !why && cpus && i < cpus->n; i++) {
+		if (cpus->items[i].type != JV_NUM || !(cpus->items[i].num >= 0)) {
+			why = "holds something other than a cpu number";
+			key = "cpus";
+		}
+	}
+	if (!why)
+		return 0;
+bad:
+	if (sub && *sub)
+		snprintf(where, sizeof(where), "\"%s\" of \"%s\"", sub, key);
+	else
+		snprintf(where, sizeof(where), "\"%s\"", key);
+	error("'%s' line %d: %s %s", path, lineno, where, why);
+	hint("the file was changed after dbtap saved it; save the run again with "
+	     "'dbtap -j stat ... > FILE'");
+	return EXIT_USAGE;
+}
+
+/*
  * Reads a run saved with `dbtap -j stat ... > FILE`: its final report must be of the
  * same kind (counting, or --per query / transaction) as this one. 0 or EXIT_USAGE.
  */
@@ -1096,36 +1196,46 @@ static int saved_run_load(const char *path, const struct stat_cmd *c, struct sav
 			  char **desc)
 {
 	struct saved_run *sr = calloc(1, sizeof(*sr));
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
+	char *text = NULL, *line, *next;
+	size_t len;
 	const char *target = NULL, *key = c->per == PER_QUERY ? "query" : "outcome";
 	bool per_stmt = c->per == PER_QUERY || c->per == PER_TRANSACTION;
 	int lineno = 0;
 
-	if (!sr || !f) {
-		error_errno("cannot read '%s'", path);
-		hint("--compare takes a file saved with 'dbtap -j stat ... > FILE'");
-		goto fail;
+	if (!sr) {
+		error("out of memory");
+		return EXIT_FAIL;
 	}
-	while (getline(&line, &cap, f) > 0) {
+	if (file_read_text(path, SAVED_RUN_MAX, "saved run", SAVED_RUN_HINT, &text, &len))
+		goto fail;
+	for (line = text; line < text + len; line = next) {
 		const char *err = NULL;
+		char *nl = strchr(line, '\n');
+
+		next = nl ? nl + 1 : text + len;
+		if (nl)
+			*nl = '\0';
 		lineno++;
-		if (strspn(line, " \t\r\n") == strlen(line))
+		if (strspn(line, " \t\r") == strlen(line))
 			continue;
 		struct jv *v = jv_parse(line, &err);
 		if (!v) {
 			error("'%s' line %d is not JSON: %s", path, lineno, err ? err : "?");
-			hint("--compare takes a file saved with 'dbtap -j stat ... > FILE'");
+			hint(SAVED_RUN_HINT);
 			goto fail;
 		}
-		struct jv **nl = realloc(sr->lines, (sr->nlines + 1) * sizeof(*nl));
-		if (!nl) {
+		if (!strcmp(jv_str(jv_get(v, "report"), ""), "total") &&
+		    saved_line_check(path, lineno, v, !jv_get(v, "per"))) {
 			jv_free(v);
 			goto fail;
 		}
-		sr->lines = nl;
-		nl[sr->nlines++] = v;
+		struct jv **nv = realloc(sr->lines, (sr->nlines + 1) * sizeof(*nv));
+		if (!nv) {
+			jv_free(v);
+			goto fail;
+		}
+		sr->lines = nv;
+		nv[sr->nlines++] = v;
 	}
 	for (int i = 0; i < sr->nlines; i++) {
 		const struct jv *v = sr->lines[i];
@@ -1154,14 +1264,11 @@ static int saved_run_load(const char *path, const struct stat_cmd *c, struct sav
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_addf(&sb, "saved run %s (%s)", path, target ? target : "?");
 	*desc = strbuf_detach(&sb);
-	fclose(f);
-	free(line);
+	free(text);
 	*out = sr;
 	return 0;
 fail:
-	if (f)
-		fclose(f);
-	free(line);
+	free(text);
 	saved_run_free(sr);
 	return EXIT_USAGE;
 }

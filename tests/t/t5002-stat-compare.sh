@@ -62,4 +62,49 @@ test_expect_success 'saved runs of another kind, or not JSON, are refused' '
 	kill $wl_pid
 '
 
+test_expect_success 'files that are no saved run: refused, saying why, before reading them' '
+	mkfifo fifo &&
+	mkdir dir &&
+	head -c 4096 /bin/sh >binary &&
+	truncate -s 17M big.json &&
+	for f in fifo:"is a FIFO" /dev/zero:"is a character device" dir:"is a directory" \
+		 binary:"holds a NUL byte" big.json:"more than the 16777216" \
+		 /nonexistent/x:"not a target nor a file"; do
+		test_expect_code 2 timeout 10 "$DBTAP" stat -p $$ --compare "${f%%:*}" >out 2>err &&
+		test_grep "^error: .*${f#*:}" err &&
+		test_grep "^hint: " err &&
+		test ! -s out || return 1
+	done
+'
+
+test_expect_success 'edited saved runs: zero, negative or mistyped figures are refused' '
+	for edit in "seconds=0:\"seconds\" is 0" "seconds=-1:\"seconds\" is out of range" \
+		    "seconds=\"10\":\"seconds\" is not a number" \
+		    "seconds=None:\"seconds\" is missing" \
+		    "pf.value=-5:\"value\" of \"page-faults\" is out of range" \
+		    "pf.value=\"x\":\"value\" of \"page-faults\" is not a number" \
+		    "pf.running_pct=150:\"running_pct\" of \"page-faults\" is out of range" \
+		    "pf.counted=1:\"counted\" of \"page-faults\" is not true or false" \
+		    "events=[]:\"events\" is not an object"; do
+		python3 -c "
+import json, sys
+lines = [json.loads(l) for l in open(\"saved.json\")]
+t = lines[-1]
+k, v = sys.argv[1].split(\"=\", 1)
+v = eval(v)
+if k.startswith(\"pf.\"):
+    t[\"events\"][\"page-faults\"][k[3:]] = v
+elif v is None:
+    del t[k]
+else:
+    t[k] = v
+open(\"edited.json\", \"w\").write(\"\\n\".join(json.dumps(l) for l in lines) + \"\\n\")
+" "${edit%%:*}" &&
+		test_expect_code 2 dbtap stat -p $$ --compare edited.json >out 2>err &&
+		grep -F -e "${edit#*:}" err &&
+		test_grep "^hint: " err &&
+		test ! -s out || return 1
+	done
+'
+
 test_done
