@@ -119,11 +119,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)$(CC) $(DBTAP_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) $(CMOCKA_LIBS) -o $@
 
 # Test workloads: deterministic targets with known instructions and USDT sites.
+# The profiler's targets keep frame pointers, as PostgreSQL's Debian build does.
 workloads: $(WORKLOADS)
+$(BUILD)/workloads/profloop $(BUILD)/workloads/jitloop: WL_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -O1 -g -Wall -Werror $(LDFLAGS) -o $@ $< -lm -lpthread
+	$(Q)$(CC) $(CPPFLAGS) -O1 -g -Wall -Werror $(WL_CFLAGS) $(LDFLAGS) -o $@ $< -lm -lpthread
 $(BUILD)/workloads/%: tests/workloads/%.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "latency", cmd_latency, "time between two probes (USDT, uprobe, uretprobe), or per query" },
 	{ "count",   cmd_count,   "how often functions and USDT probes fire" },
 	{ "stat",    cmd_stat,    "performance counters per process, thread, query or transaction" },
+	{ "profile", cmd_profile, "where the CPU time goes, by stack: text, folded, flame graph" },
 	{ "bench",   cmd_bench,   "what each probe mechanism costs on this machine" },
 };
 

@@ -20,6 +20,9 @@
 
 struct elf_file {
 	char *path;
+	bool quiet;
+	struct elf_sym **funcs; /* function symbols by value, built at the first lookup */
+	int nfuncs;
 	int fd;
 	Elf *elf;          /* the file itself (program headers, code bytes) */
 	Dwfl *dwfl;
@@ -130,19 +133,25 @@ void binary_open_error(const char *path)
 		     "may have replaced the file since it started)");
 }
 
-struct elf_file *elf_file_open(const char *path)
+static struct elf_file *open_file(const char *path, bool quiet)
 {
 	struct elf_file *ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return NULL;
+	ef->quiet = quiet;
 	ef->path = strdup(path);
 	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ef->fd < 0) {
-		binary_open_error(path);
+		if (!ef->quiet)
+			binary_open_error(path);
 		goto fail;
 	}
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	GElf_Ehdr eh;
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh)) {
+		if (ef->quiet)
+			goto fail;
 		error("'%s' is not an ELF file", path);
 		hint("name the program's executable, not a script or a wrapper that starts it");
 		goto fail;
@@ -151,6 +160,8 @@ struct elf_file *elf_file_open(const char *path)
 
 	ef->dwfl = dwfl_begin(&offline_callbacks);
 	if (!ef->dwfl) {
+		if (ef->quiet)
+			goto fail;
 		error("libdwfl: %s", dwfl_errmsg(-1));
 		goto fail;
 	}
@@ -159,6 +170,8 @@ struct elf_file *elf_file_open(const char *path)
 	ef->mod = dwfl_report_offline(ef->dwfl, "", path, -1);
 	dwfl_report_end(ef->dwfl, NULL, NULL);
 	if (!ef->mod) {
+		if (ef->quiet)
+			goto fail;
 		error("cannot read symbols of '%s': %s", path, dwfl_errmsg(-1));
 		goto fail;
 	}
@@ -183,6 +196,16 @@ fail:
 	return NULL;
 }
 
+struct elf_file *elf_file_open(const char *path)
+{
+	return open_file(path, false);
+}
+
+struct elf_file *elf_file_open_quiet(const char *path)
+{
+	return open_file(path, true);
+}
+
 void elf_file_close(struct elf_file *ef)
 {
 	if (!ef)
@@ -194,6 +217,7 @@ void elf_file_close(struct elf_file *ef)
 	if (ef->fd >= 0)
 		close(ef->fd);
 	free(ef->syms);
+	free(ef->funcs);
 	free(ef->debug_path);
 	free(ef->path);
 	free(ef);
@@ -336,6 +360,112 @@ int elf_file_read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, si
 	if (elf_file_vaddr_to_offset(ef, vaddr, &off) < 0)
 		return -1;
 	return pread(ef->fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct elf_sym *x = *(struct elf_sym *const *)a, *y = *(struct elf_sym *const *)b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	/* aliases at one address: a global sized function first */
+	if ((x->bind == STB_LOCAL) != (y->bind == STB_LOCAL))
+		return x->bind == STB_LOCAL ? 1 : -1;
+	if ((x->type == STT_FUNC) != (y->type == STT_FUNC))
+		return x->type == STT_FUNC ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void build_funcs(struct elf_file *ef)
+{
+	ef->funcs = calloc(ef->nsyms ? ef->nsyms : 1, sizeof(*ef->funcs));
+	if (!ef->funcs)
+		return;
+	for (int i = 0; i < ef->nsyms; i++) {
+		struct elf_sym *s = &ef->syms[i];
+		if ((s->type == STT_FUNC || s->type == STT_GNU_IFUNC ||
+		     (s->type == STT_NOTYPE && s->size)) && s->value)
+			ef->funcs[ef->nfuncs++] = s;
+	}
+	qsort(ef->funcs, ef->nfuncs, sizeof(*ef->funcs), cmp_func);
+}
+
+const char *elf_file_addr_func(struct elf_file *ef, uint64_t vaddr, uint64_t *start)
+{
+	int lo = 0, hi;
+
+	if (!ef->funcs)
+		build_funcs(ef);
+	if (!ef->funcs)
+		return NULL;
+	hi = ef->nfuncs;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (ef->funcs[mid]->value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Nested or overlapping symbols: the nearest ones below that cover vaddr. */
+	for (int i = lo - 1, steps = 0; i >= 0 && steps < 16; i--, steps++) {
+		const struct elf_sym *s = ef->funcs[i];
+		if (vaddr - s->value < (s->size ? s->size : 1)) {
+			/* the first of its aliases: the preferred name */
+			while (i > 0 && ef->funcs[i - 1]->value == s->value &&
+			       vaddr - ef->funcs[i - 1]->value < ef->funcs[i - 1]->size)
+				s = ef->funcs[--i];
+			if (start)
+				*start = s->value;
+			return s->name;
+		}
+	}
+	return NULL;
+}
+
+int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(ef->elf, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr p;
+		if (!gelf_getphdr(ef->elf, i, &p) || p.p_type != PT_LOAD)
+			continue;
+		if (off >= p.p_offset && off < p.p_offset + p.p_filesz) {
+			*vaddr = off - p.p_offset + p.p_vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int elf_file_fp_permille(const struct elf_file *ef)
+{
+#if defined(__x86_64__)
+	int nf = 0, fp = 0, step;
+	for (int i = 0; i < ef->nsyms; i++)
+		nf += ef->syms[i].type == STT_FUNC && ef->syms[i].size >= 8;
+	if (!nf)
+		return -1;
+	step = nf > 1000 ? nf / 1000 : 1;
+	nf = 0;
+	for (int i = 0, k = 0; i < ef->nsyms; i++) {
+		const struct elf_sym *s = &ef->syms[i];
+		unsigned char b[8];
+		if (s->type != STT_FUNC || s->size < 8 || k++ % step)
+			continue;
+		if (elf_file_read_vaddr(ef, s->value, b, sizeof(b)) < 0)
+			continue;
+		const unsigned char *c = b;
+		if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+			c += 4; /* endbr64 */
+		nf++;
+		fp += c[0] == 0x55 && c[1] == 0x48 && c[2] == 0x89 && c[3] == 0xe5;
+	}
+	return nf ? fp * 1000 / nf : -1;
+#else
+	return -1;
+#endif
 }
 
 /* --- DWARF ------------------------------------------------------------------- */

@@ -23,6 +23,8 @@ void binary_open_error(const char *path);
 
 /* Opens path; NULL with an error and a hint printed (naming path) on failure. */
 struct elf_file *elf_file_open(const char *path);
+/* The same, silent on failure (a profiled process's mapping that is gone or not ELF). */
+struct elf_file *elf_file_open_quiet(const char *path);
 void elf_file_close(struct elf_file *ef);
 const char *elf_file_path(const struct elf_file *ef);
 
@@ -61,6 +63,22 @@ int elf_file_field_offset(const struct elf_file *ef, const char *type, const cha
  */
 int elf_file_var_pointee_field(const struct elf_file *ef, const char *var, const char *field,
 			       uint64_t *offset, uint64_t *size);
+
+/*
+ * The function covering ELF virtual address vaddr, from .symtab, a debug file or
+ * .dynsym, within the symbol's size (an address past a symbol's end is not named
+ * after it: in a stripped binary the static function there has no name). NULL when
+ * none covers it; *start gets the symbol's value.
+ */
+const char *elf_file_addr_func(struct elf_file *ef, uint64_t vaddr, uint64_t *start);
+/* File offset -> ELF virtual address through the PT_LOAD that holds it; 0 or -1. */
+int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr);
+/*
+ * Per mille of the file's functions (a sample of up to 1000) whose code starts by
+ * setting up a frame pointer (x86-64: [endbr64] push %rbp; mov %rsp,%rbp); -1 when
+ * unknown (another architecture, no function symbols).
+ */
+int elf_file_fp_permille(const struct elf_file *ef);
 
 /* Levenshtein distance, exposed for unit tests and other "did you mean" lists. */
 int edit_distance(const char *a, const char *b);

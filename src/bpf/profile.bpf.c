@@ -1,0 +1,224 @@
+/* profile: on a sampling perf event or a raw tracepoint, takes user and kernel stacks and counts them per thread. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/profile.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 want_user = 1;
+const volatile __u32 want_kernel = 1;
+const volatile __u32 ring_samples = 0; /* also stream each sample with its time */
+
+/* Sizes are set before load from the options (bpf/profile.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/*
+ * Not STACK_TRACE maps: those keep one stack per hash bucket and refuse (or
+ * overwrite) a second stack that lands in the same bucket, which at 10,000 distinct
+ * stacks loses several per cent. Hash maps keyed by a 64-bit hash of the addresses
+ * have no such collisions; entries are allocated as they come (1 KB each, so not
+ * preallocated). User and kernel stacks have a map each: a map's allocator keeps one
+ * spare entry per CPU for these sizes, refilled after the interrupt, so a sample with
+ * a new user stack and a new kernel stack needs two allocators.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, struct profile_stack);
+} ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct profile_stack);
+} kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct profile_thread);
+} threads SEC(".maps");
+
+/* Processes seen: the first sample of each tells user space to read its maps. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} ring SEC(".maps");
+
+/* Two scratch stacks per CPU (user, kernel): too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct profile_stack);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFILE_ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &i);
+
+	if (v)
+		(*v)++;
+}
+
+/*
+ * Takes one stack into the scratch slot and stores it under its hash. Returns the
+ * hash, 0 when there is no stack, or 1 (never a real hash) when it could not be stored.
+ */
+static __always_inline __u64 take_stack(void *ctx, __u32 slot, void *stacks, __u64 flags,
+					 __u32 err_stat)
+{
+	struct profile_stack *s = bpf_map_lookup_elem(&scratch, &slot);
+	__u64 h = 0xcbf29ce484222325ULL;
+	long n;
+
+	if (!s)
+		return 0;
+	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
+	if (n < 0) {
+		stat_inc(err_stat);
+		return 0;
+	}
+	n /= sizeof(__u64);
+	if (n == 0)
+		return 0;
+	s->len = n;
+	s->flags = n >= PROFILE_MAX_DEPTH ? PROFILE_STACK_TRUNCATED : 0;
+	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ s->ip[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	h ^= (__u64)n << 56;
+	if (h <= 1)
+		h += 2;
+	if (!bpf_map_lookup_elem(stacks, &h) &&
+	    bpf_map_update_elem(stacks, &h, s, BPF_NOEXIST) < 0 &&
+	    !bpf_map_lookup_elem(stacks, &h)) {
+		stat_inc(PROFILE_ST_STACKS_FULL);
+		return 1;
+	}
+	return h;
+}
+
+static __always_inline void note_thread(__u32 pid, __u32 tid)
+{
+	struct profile_thread t = { .pid = pid };
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&threads, &tid))
+		return;
+	bpf_get_current_comm(t.comm, sizeof(t.comm));
+	if (bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST) < 0 &&
+	    !bpf_map_lookup_elem(&threads, &tid))
+		stat_inc(PROFILE_ST_THREADS_FULL);
+	if (bpf_map_update_elem(&procs, &pid, &one, BPF_NOEXIST) == 0) {
+		struct profile_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
+
+		if (!r) {
+			stat_inc(PROFILE_ST_RING_FULL);
+			return;
+		}
+		r->kind = PROFILE_REC_PROC;
+		r->cpu = bpf_get_smp_processor_id();
+		r->pid = pid;
+		r->tid = tid;
+		r->time_ns = bpf_ktime_get_ns();
+		r->ustack = r->kstack = 0;
+		bpf_ringbuf_submit(r, 0);
+	}
+}
+
+static __always_inline int sample(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct profile_key k = { .pid = id >> 32, .tid = (__u32)id };
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 one = 1, *v;
+
+	if (!filter_match())
+		return 0;
+	stat_inc(PROFILE_ST_SAMPLES);
+	/* A kernel thread has no user stack to take. */
+	if (want_user && !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
+		k.ustack = take_stack(ctx, 0, &ustacks, BPF_F_USER_STACK, PROFILE_ST_USTACK_ERR);
+		if (k.ustack == 1)
+			return 0;
+	}
+	if (want_kernel) {
+		k.kstack = take_stack(ctx, 1, &kstacks, 0, PROFILE_ST_KSTACK_ERR);
+		if (k.kstack == 1)
+			return 0;
+	}
+	note_thread(k.pid, k.tid);
+	v = bpf_map_lookup_elem(&counts, &k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+	} else if (bpf_map_update_elem(&counts, &k, &one, BPF_NOEXIST) < 0) {
+		/* another CPU may have added it in between */
+		v = bpf_map_lookup_elem(&counts, &k);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			stat_inc(PROFILE_ST_COUNTS_FULL);
+	}
+	if (ring_samples) {
+		struct profile_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
+
+		if (!r) {
+			stat_inc(PROFILE_ST_RING_FULL);
+			return 0;
+		}
+		r->kind = PROFILE_REC_SAMPLE;
+		r->cpu = bpf_get_smp_processor_id();
+		r->pid = k.pid;
+		r->tid = k.tid;
+		r->time_ns = bpf_ktime_get_ns();
+		r->ustack = k.ustack;
+		r->kstack = k.kstack;
+		bpf_ringbuf_submit(r, 0);
+	}
+	return 0;
+}
+
+SEC("perf_event")
+int profile_perf(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx);
+}
+
+/* Tracepoints by name through raw tracepoints: no tracefs needed. */
+SEC("raw_tp")
+int profile_raw_tp(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sample(ctx);
+}

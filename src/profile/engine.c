@@ -1,0 +1,309 @@
+/*
+ * The sampling engine: BPF probe + process tracking + symbolization. The kernel
+ * counts samples per (process, thread, user stack, kernel stack); this side learns
+ * each process when the program first sees it (a ring buffer note), reads its
+ * mappings and label at once, and at report time turns keys into named frames.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg/cluster.h"
+#include "profile/engine.h"
+#include "target/proc.h"
+#include "util/error.h"
+#include "util/hashtab.h"
+
+struct prof_engine {
+	struct target *t;
+	struct profile_probe *probe;
+	struct symbolizer *sym;
+	struct strpool strs;
+	struct u64map labels;    /* pid -> label id (backend type or command name) */
+	struct u64map stacks;    /* hash -> index into stk (user) */
+	struct u64map kstacks;   /* the same for kernel stacks */
+	struct profile_stack *stk;
+	size_t nstk, capstk;
+	int nprocs;
+	void (*fn)(const struct profile_rec *, void *);
+	void *arg;
+	char group[PROFILE_COMM_LEN + 96];
+	uint32_t *frames;        /* scratch for one stack's frame ids */
+};
+
+#define MAX_FRAMES (2 * PROFILE_MAX_DEPTH + 3)
+
+/* The label of a live process: its backend type for a cluster, else its command name. */
+static bool live_label(struct prof_engine *e, pid_t pid, char *buf, size_t len)
+{
+	if (e->t->kind == TARGET_PG) {
+		if (pid == e->t->pg.postmaster) {
+			snprintf(buf, len, "postmaster");
+			return true;
+		}
+		char *title = proc_title(pid);
+		struct pg_title pt;
+		bool ok = title && pg_title_parse_full(title, &pt) == 0 && pt.type[0];
+		if (ok)
+			snprintf(buf, len, "%s", pt.type);
+		free(title);
+		if (ok)
+			return true;
+		/* not titled yet (just forked), or not a backend: the command name for now */
+	}
+	return proc_comm(pid, buf, len) == 0 && buf[0];
+}
+
+static void learn(struct prof_engine *e, pid_t pid)
+{
+	char label[96];
+	uint64_t *v = u64map_get(&e->labels, pid);
+
+	if (symbolizer_add_pid(e->sym, pid) == 0 && !v)
+		e->nprocs++;
+	if (live_label(e, pid, label, sizeof(label))) {
+		/* a backend type, once known, is not replaced by the bare command name */
+		if (v && e->t->kind == TARGET_PG && !strcmp(label, "postgres"))
+			return;
+		uint32_t id = strpool_intern(&e->strs, label);
+		if (id != UINT32_MAX)
+			u64map_put(&e->labels, pid, id);
+	}
+}
+
+int prof_engine_open(struct prof_engine **out, struct target *t, const struct profile_opts *o)
+{
+	struct prof_engine *e = calloc(1, sizeof(*e));
+	int ret;
+
+	*out = NULL;
+	if (!e)
+		return error("out of memory"), EXIT_FAIL;
+	e->t = t;
+	strpool_init(&e->strs);
+	u64map_init(&e->labels);
+	u64map_init(&e->stacks);
+	u64map_init(&e->kstacks);
+	e->sym = symbolizer_new();
+	e->frames = malloc(MAX_FRAMES * sizeof(*e->frames));
+	if (!e->sym || !e->frames) {
+		prof_engine_free(e);
+		return error("out of memory"), EXIT_FAIL;
+	}
+	ret = profile_probe_open(&e->probe, o);
+	if (ret) {
+		prof_engine_free(e);
+		return ret;
+	}
+	/* What runs now is read now; what appears later is read at its first sample. */
+	if (t->kind == TARGET_PG) {
+		learn(e, t->pg.postmaster);
+		symbolizer_set_fallback(e->sym, t->pg.postmaster);
+		pg_cluster_refresh_procs(&t->pg);
+		for (int i = 0; i < t->pg.nprocs; i++)
+			learn(e, t->pg.procs[i].pid);
+	} else if (t->kind == TARGET_PIDS || t->kind == TARGET_TID) {
+		for (int i = 0; i < t->npids; i++)
+			learn(e, t->pids[i]);
+	}
+	*out = e;
+	return EXIT_OK;
+}
+
+void prof_engine_free(struct prof_engine *e)
+{
+	if (!e)
+		return;
+	profile_probe_destroy(e->probe);
+	symbolizer_free(e->sym);
+	strpool_free(&e->strs);
+	u64map_free(&e->labels);
+	u64map_free(&e->stacks);
+	u64map_free(&e->kstacks);
+	free(e->stk);
+	free(e->frames);
+	free(e);
+}
+
+static void on_rec(const struct profile_rec *r, void *arg)
+{
+	struct prof_engine *e = arg;
+
+	if (r->kind == PROFILE_REC_PROC)
+		learn(e, r->pid);
+	else if (r->kind == PROFILE_REC_SAMPLE && e->fn)
+		e->fn(r, e->arg);
+}
+
+int prof_engine_poll(struct prof_engine *e, void (*fn)(const struct profile_rec *r, void *arg),
+		     void *arg)
+{
+	e->fn = fn;
+	e->arg = arg;
+	return profile_probe_consume(e->probe, on_rec, e);
+}
+
+int prof_engine_read(struct prof_engine *e, struct profile_counts *c)
+{
+	/* the notes of the last moments first: their processes may still be there */
+	prof_engine_poll(e, e->fn, e->arg);
+	return profile_probe_read(e->probe, c);
+}
+
+void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st)
+{
+	st->lost_counts = c->stats[PROFILE_ST_COUNTS_FULL];
+	st->lost_stacks = c->stats[PROFILE_ST_STACKS_FULL];
+	st->lost = st->lost_counts + st->lost_stacks;
+	st->ustack_err = c->stats[PROFILE_ST_USTACK_ERR];
+	st->kstack_err = c->stats[PROFILE_ST_KSTACK_ERR];
+	st->ring_full = c->stats[PROFILE_ST_RING_FULL];
+	st->threads_full = c->stats[PROFILE_ST_THREADS_FULL];
+}
+
+const char *prof_engine_label(struct prof_engine *e, uint32_t pid)
+{
+	uint64_t *v = u64map_get(&e->labels, pid);
+	struct profile_thread th;
+
+	if (v)
+		return strpool_str(&e->strs, (uint32_t)*v);
+	if (pid == 0)
+		return "swapper";
+	/* never seen alive by this side: the name the kernel kept for its main thread */
+	if (profile_probe_thread(e->probe, pid, &th) == 0 && th.comm[0]) {
+		uint32_t id = strpool_intern(&e->strs, th.comm);
+		if (id != UINT32_MAX) {
+			u64map_put(&e->labels, pid, id);
+			return strpool_str(&e->strs, id);
+		}
+	}
+	return "exited";
+}
+
+const char *prof_engine_group(struct prof_engine *e, uint32_t pid, uint32_t tid, enum prof_by by)
+{
+	struct profile_thread th;
+
+	switch (by) {
+	case PROF_BY_THREAD:
+		if (profile_probe_thread(e->probe, tid, &th) < 0 || !th.comm[0])
+			snprintf(th.comm, sizeof(th.comm), "?");
+		snprintf(e->group, sizeof(e->group), "%s %u", th.comm, tid);
+		break;
+	case PROF_BY_PID:
+		snprintf(e->group, sizeof(e->group), "%s %u", prof_engine_label(e, pid), pid);
+		break;
+	case PROF_BY_TYPE:
+		snprintf(e->group, sizeof(e->group), "%s", prof_engine_label(e, pid));
+		break;
+	case PROF_BY_NONE:
+		/* the process's command name, as stackcollapse tools root their stacks */
+		if (profile_probe_thread(e->probe, pid, &th) == 0 && th.comm[0])
+			snprintf(e->group, sizeof(e->group), "%s", th.comm);
+		else if (pid == 0)
+			snprintf(e->group, sizeof(e->group), "swapper");
+		else
+			snprintf(e->group, sizeof(e->group), "%s", prof_engine_label(e, pid));
+		break;
+	}
+	return e->group;
+}
+
+/* The index in stk of the stack under hash, fetched from the kernel once; -1 if gone. */
+static long get_stack(struct prof_engine *e, bool kernel, uint64_t hash)
+{
+	struct u64map *m = kernel ? &e->kstacks : &e->stacks;
+	uint64_t *v = u64map_get(m, hash);
+
+	if (v)
+		return *v == UINT64_MAX ? -1 : (long)*v;
+	if (e->nstk == e->capstk) {
+		size_t cap = e->capstk ? e->capstk * 2 : 256;
+		struct profile_stack *ns = realloc(e->stk, cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		e->stk = ns;
+		e->capstk = cap;
+	}
+	if (profile_probe_stack(e->probe, kernel, hash, &e->stk[e->nstk]) < 0) {
+		u64map_put(m, hash, UINT64_MAX);
+		return -1;
+	}
+	u64map_put(m, hash, e->nstk);
+	return (long)e->nstk++;
+}
+
+static enum frame_kind frame_kind_of(enum sym_kind k)
+{
+	switch (k) {
+	case SYM_USER: return FRAME_USER;
+	case SYM_KERNEL: return FRAME_KERNEL;
+	case SYM_JIT: return FRAME_JIT;
+	case SYM_UNNAMED: return FRAME_UNNAMED;
+	}
+	return FRAME_UNNAMED;
+}
+
+int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
+		    enum prof_by by, struct stack_set *ss, struct prof_stats *st)
+{
+	uint32_t *f = e->frames;
+	int n = 0;
+	bool truncated = false, missing = false;
+	const struct profile_stack *us = NULL, *ks = NULL;
+	struct sym_frame sf;
+
+	long ui = k->ustack > 1 ? get_stack(e, false, k->ustack) : -1;
+	long ki = k->kstack > 1 ? get_stack(e, true, k->kstack) : -1;
+
+	/* indices first: the second fetch may move the array */
+	missing = (k->ustack > 1 && ui < 0) || (k->kstack > 1 && ki < 0);
+	us = ui >= 0 ? &e->stk[ui] : NULL;
+	ks = ki >= 0 ? &e->stk[ki] : NULL;
+	f[n++] = stack_set_frame(ss, prof_engine_group(e, k->pid, k->tid, by), FRAME_GROUP);
+	if (us && (us->flags & PROFILE_STACK_TRUNCATED))
+		truncated = true;
+	if (truncated)
+		f[n++] = stack_set_frame(ss, "[truncated]", FRAME_MARK);
+	if (missing)
+		f[n++] = stack_set_frame(ss, "[stack lost]", FRAME_MARK);
+	for (int i = us ? (int)us->len - 1 : -1; i >= 0; i--) {
+		symbolizer_user(e->sym, k->pid, us->ip[i], i > 0, &sf);
+		f[n++] = stack_set_frame(ss, sf.name, frame_kind_of(sf.kind));
+	}
+	if (ks && (ks->flags & PROFILE_STACK_TRUNCATED)) {
+		truncated = true;
+		f[n++] = stack_set_frame(ss, "[truncated]", FRAME_MARK);
+	}
+	for (int i = ks ? (int)ks->len - 1 : -1; i >= 0; i--) {
+		symbolizer_kernel(e->sym, ks->ip[i], i > 0, &sf);
+		f[n++] = stack_set_frame(ss, sf.name, frame_kind_of(sf.kind));
+	}
+	for (int i = 0; i < n; i++)
+		if (f[i] == UINT32_MAX)
+			return -1;
+	if (st) {
+		st->samples += count;
+		if (truncated)
+			st->truncated += count;
+		if (missing)
+			st->stack_missing += count;
+	}
+	return stack_set_add(ss, f, n, count);
+}
+
+int prof_engine_modules(struct prof_engine *e, const struct sym_module **out)
+{
+	return symbolizer_modules(e->sym, out);
+}
+
+int prof_engine_nprocs(const struct prof_engine *e)
+{
+	return e->nprocs;
+}
+
+struct symbolizer *prof_engine_symbolizer(struct prof_engine *e)
+{
+	return e->sym;
+}

@@ -1,0 +1,70 @@
+/*
+ * The sampling engine under dbtap profile (and the timeline and recorder built on it):
+ * the BPF probe, the processes it has seen (their mappings read at first sight, their
+ * labels), and the turning of kernel counts or single samples into named stacks.
+ */
+#ifndef DBTAP_PROFILE_ENGINE_H
+#define DBTAP_PROFILE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/profile.h"
+#include "report/stackset.h"
+#include "target/symbolize.h"
+#include "target/target.h"
+
+/* What the root frame of each stack (and each text report section) is. */
+enum prof_by {
+	PROF_BY_NONE,   /* the process's command name */
+	PROF_BY_PID,    /* "LABEL PID" */
+	PROF_BY_TYPE,   /* the backend type (--pg), else the command name */
+	PROF_BY_THREAD, /* "THREAD-NAME TID" */
+};
+
+/* Sample accounting over a set of counts. */
+struct prof_stats {
+	uint64_t samples;       /* counted in the maps */
+	uint64_t lost;          /* lost in the kernel (maps full) */
+	uint64_t lost_counts, lost_stacks;
+	uint64_t ustack_err, kstack_err, ring_full, threads_full;
+	uint64_t truncated;     /* samples whose user or kernel stack hit PROFILE_MAX_DEPTH */
+	uint64_t stack_missing; /* samples whose stack was not in the map any more */
+};
+
+struct prof_engine;
+
+/*
+ * Loads and attaches the probe (o->t is the target), reads the mappings of the
+ * target's processes as they are now. 0, or an exit status with the error printed.
+ */
+int prof_engine_open(struct prof_engine **out, struct target *t, const struct profile_opts *o);
+void prof_engine_free(struct prof_engine *e);
+/*
+ * Takes what the ring buffer holds: the mappings of newly sampled processes are read
+ * now; with o->ring each sample goes to fn (may be NULL). Never blocks.
+ */
+int prof_engine_poll(struct prof_engine *e, void (*fn)(const struct profile_rec *r, void *arg),
+		     void *arg);
+/* Cumulative counts and statistics from the kernel. 0 or -1. */
+int prof_engine_read(struct prof_engine *e, struct profile_counts *c);
+/*
+ * Adds count samples of one key to ss: root frame by `by`, then the user frames
+ * outermost first, then the kernel frames; a truncated stack gets a "[truncated]"
+ * frame below its outermost one. Updates st.
+ */
+int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
+		    enum prof_by by, struct stack_set *ss, struct prof_stats *st);
+/* Fills the kernel-side fields of st from the statistics in c. */
+void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st);
+/* The group label of a (pid, tid) for `by`, valid until the next call. */
+const char *prof_engine_group(struct prof_engine *e, uint32_t pid, uint32_t tid, enum prof_by by);
+/* The process label alone: backend type, or command name. */
+const char *prof_engine_label(struct prof_engine *e, uint32_t pid);
+/* File-backed modules seen in frames, with their frame-pointer share. */
+int prof_engine_modules(struct prof_engine *e, const struct sym_module **out);
+/* Processes whose mappings were read (seen alive). */
+int prof_engine_nprocs(const struct prof_engine *e);
+struct symbolizer *prof_engine_symbolizer(struct prof_engine *e);
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/bash
+test_description='dbtap profile: stacks, shares and sample counts against a workload'"'"'s known profile'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/trace.sh
+. "$TEST_LIB"/profile.sh
+
+[ -x "$WORKLOADS/profloop" ] || test_bail "$WORKLOADS/profloop is not built: run make"
+
+test_expect_success 'f_a x3 / f_b: 75/25 within 3 points, every stack main -> loop -> f_a or f_b' '
+	profloop_start pl1.out &&
+	dbtap profile -p $PL_PID -F 999 -d 4 --user --folded >p1.folded 2>p1.err &&
+	dbtap profile -p $PL_PID -F 999 -d 1 -j --user >p1.json 2>>p1.err &&
+	profloop_stop &&
+	folded_py "
+total = sum(c for _, c in stacks)
+assert total > 500, total
+by = {}
+for frames, c in stacks:
+    # the root is the command name; from main on the chain is exact; below main only
+    # the C library start code (which keeps no frame pointer) may appear
+    assert frames[0] == \"profloop\", frames
+    i = frames.index(\"main\")
+    assert frames[i:-1] == [\"main\", \"loop\"] and frames[-1] in (\"f_a\", \"f_b\"), frames
+    assert all(f.startswith(\"__libc_start\") for f in frames[1:i]), frames
+    by[frames[-1]] = by.get(frames[-1], 0) + c
+share = by[\"f_a\"] / total
+print(by, share)
+assert abs(share - 0.75) <= 0.03, share
+" <p1.folded &&
+	json_py "
+assert d[\"summary\"] and d[\"lost\"][\"total\"] == 0, d
+f = {x[\"name\"]: x for x in d[\"groups\"][0][\"functions\"]}
+assert f[\"main\"][\"total\"] == d[\"samples\"], f
+assert f[\"f_a\"][\"self\"] + f[\"f_b\"][\"self\"] == d[\"samples\"], f
+assert abs(f[\"f_a\"][\"self_pct\"] - 75) <= 6, f
+" <p1.json
+'
+
+test_expect_success 'samples = HZ x the target'"'"'s CPU time (schedstat) within 5 %' '
+	profloop_start pl2.out -w -s 3 &&
+	# 401 Hz: a period that does not fall in step with the scheduler tick
+	trace_start p2.json profile -p $PL_PID -F 401 -j &&
+	cpu0=$(schedstat_ns $PL_PID) &&
+	kill -USR1 $PL_PID &&
+	for i in $(seq 1 100); do grep -q "^done" pl2.out && break; sleep 0.1; done &&
+	test_grep "^done" pl2.out &&
+	cpu1=$(schedstat_ns $PL_PID) &&
+	trace_stop &&
+	profloop_stop &&
+	json_py "
+cpu = ($cpu1 - $cpu0) / 1e9
+want = 401 * cpu
+print(d[\"samples\"], want, cpu)
+assert cpu > 0.5, cpu
+assert abs(d[\"samples\"] - want) <= 0.05 * want, (d[\"samples\"], want)
+assert d[\"lost\"][\"total\"] == 0, d
+" <p2.json
+'
+
+test_expect_success 'a stack deeper than the unwinder takes is marked [truncated], and counted' '
+	profloop_start pl3.out -r 300 &&
+	dbtap profile -p $PL_PID -d 2 --user -o p3.folded -j >p3.json 2>p3.err &&
+	profloop_stop &&
+	json_py "
+assert d[\"truncated\"] == d[\"samples\"] > 0, d
+" <p3.json &&
+	folded_py "
+assert stacks
+for frames, c in stacks:
+    assert frames[1] == \"[truncated]\", frames[:3]
+    assert len(frames) == 2 + 127, len(frames)
+    assert frames[-1] in (\"f_a\", \"f_b\"), frames[-3:]
+    assert set(frames[2:-2]) == {\"deep\"}, set(frames[2:-2])
+" <p3.folded
+'
+
+test_expect_success 'the target exiting during the profile: the report still comes, the exit is said' '
+	profloop_start pl4.out -s 1 &&
+	pid=$PL_PID &&
+	kill_after 1.5 $pid &&
+	dbtap profile -p $pid -j >p4.json 2>p4.err &&
+	test_grep "exited; stopping" p4.err &&
+	json_py "
+assert d[\"summary\"] and d[\"target_exited\"], d
+f = {x[\"name\"]: x for x in d[\"groups\"][0][\"functions\"]}
+assert \"f_a\" in f and \"main\" in f, f
+" <p4.json &&
+	test_expect_code 1 dbtap profile -p $pid -d 1 2>p4b.err &&
+	test_grep "^error: " p4b.err
+'
+
+test_expect_success 'text report: self and total tables, frame pointers said' '
+	profloop_start pl5.out &&
+	dbtap profile -p $PL_PID -d 1 >p5.txt 2>p5.err &&
+	profloop_stop &&
+	test_grep "^profile over" p5.txt &&
+	test_grep "^  profloop: [0-9]* samples" p5.txt &&
+	test_grep "f_a$" p5.txt &&
+	test_grep "function (by total)" p5.txt &&
+	test_grep "^lost 0 samples" p5.txt &&
+	awk "length > 99 { exit 1 }" p5.txt
+'
+
+test_done
