@@ -13,9 +13,9 @@ PKG_CONFIG ?= pkg-config
 ARCH       ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 # The libraries' flags come from pkg-config where they ship a .pc file (libpfm4 has none).
-PKGS       := libbpf libelf libdw zlib
+PKGS       := libbpf libelf libdw zlib libmicrohttpd
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz)
+PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz -lmicrohttpd)
 CMOCKA_LIBS := $(or $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null),-lcmocka)
 
 CFLAGS     ?= -O2 -g
@@ -53,7 +53,8 @@ WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
-                bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev
+                bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev \
+                libmicrohttpd-dev prometheus curl
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1
 

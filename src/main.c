@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "stat",    cmd_stat,    "performance counters per process, thread, query or transaction" },
 	{ "profile", cmd_profile, "where the CPU time goes, by stack: text, folded, flame graph" },
 	{ "bench",   cmd_bench,   "what each probe mechanism costs on this machine" },
+	{ "serve",   cmd_serve,   "the same figures for Prometheus: /metrics, OpenMetrics, textfile" },
 };
 
 static void print_usage(FILE *f)

@@ -94,6 +94,20 @@ int lat_probe_nlinks(const struct lat_probe *lp)
 	return lp->nlinks;
 }
 
+int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, lp->skel->obj) {
+		if (n < max && bpf_program__fd(prog) >= 0) {
+			fds[n] = bpf_program__fd(prog);
+			names[n++] = bpf_program__name(prog);
+		}
+	}
+	return n;
+}
+
 int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out)
 {
 	__u32 key = pair;

@@ -128,6 +128,20 @@ int tps_probe_nlinks(const struct tps_probe *tp)
 	return tp->nlinks;
 }
 
+int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, tp->skel->obj) {
+		if (n < max && bpf_program__fd(prog) >= 0) {
+			fds[n] = bpf_program__fd(prog);
+			names[n++] = bpf_program__name(prog);
+		}
+	}
+	return n;
+}
+
 int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out)
 {
 	__u32 key = 0;

@@ -69,6 +69,8 @@ int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out);
 int tps_probe_read_backends(struct tps_probe *tp, struct tps_backend_entry **out);
 /* Number of USDT sites attached (for the "tracing" line). */
 int tps_probe_nlinks(const struct tps_probe *tp);
+/* The loaded programs' fds and names (for their run-time statistics); count, at most max. */
+int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, int max);
 void tps_probe_destroy(struct tps_probe *tp);
 #endif
 

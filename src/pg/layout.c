@@ -15,9 +15,9 @@
  * its global. Offsets checked against offsetof() on the real headers (tests do it).
  */
 static const struct pg_layout layouts[] = {
-	{ 12, 13, "ShmemVariableCache", "VariableCacheData", "nextFullXid", 8, 8, 0, 4, 4, 4, 56 },
-	{ 14, 16, "ShmemVariableCache", "VariableCacheData", "nextXid", 8, 8, 0, 4, 4, 4, 72 },
-	{ 17, 18, "TransamVariables", "TransamVariablesData", "nextXid", 8, 8, 0, 4, 4, 4, 72 },
+	{ 12, 13, "ShmemVariableCache", "VariableCacheData", "nextFullXid", 8, 8, 0, 4, 4, 4, 56, 28, 32 },
+	{ 14, 16, "ShmemVariableCache", "VariableCacheData", "nextXid", 8, 8, 0, 4, 4, 4, 72, 28, 32 },
+	{ 17, 18, "TransamVariables", "TransamVariablesData", "nextXid", 8, 8, 0, 4, 4, 4, 72, 28, 32 },
 };
 
 #define NLAYOUTS ((int)(sizeof(layouts) / sizeof(layouts[0])))
@@ -47,7 +47,9 @@ int pg_counter_parse(const char *name)
 
 const char *pg_counter_name(enum pg_counter c)
 {
-	return c == PG_COUNTER_XID ? "xid" : "oid";
+	static const char *const names[] = { "xid", "oid", "xidStopLimit", "xidWrapLimit" };
+
+	return names[c];
 }
 
 const char *pg_counter_meaning(enum pg_counter c)
@@ -65,11 +67,12 @@ static int locate_dwarf(enum pg_counter c, const struct elf_file *ef, struct pg_
 		struct elf_sym sym;
 		if (elf_file_find_sym(ef, dwarf_symbols[i], &sym) < 0)
 			continue;
-		if (c == PG_COUNTER_OID) {
-			if (elf_file_var_pointee_field(ef, dwarf_symbols[i], "nextOid",
-						       &loc->offset, &loc->size) < 0)
+		if (c != PG_COUNTER_XID) {
+			const char *f = c == PG_COUNTER_OID ? "nextOid" : pg_counter_name(c);
+			if (elf_file_var_pointee_field(ef, dwarf_symbols[i], f, &loc->offset,
+						       &loc->size) < 0)
 				continue;
-			loc->field = "nextOid";
+			loc->field = f;
 		} else {
 			size_t k;
 			for (k = 0; k < sizeof(dwarf_xid_fields) / sizeof(dwarf_xid_fields[0]); k++)
@@ -111,10 +114,14 @@ int pg_counter_locate(enum pg_counter c, int major, const struct elf_file *ef,
 		loc->field = l->xid_field;
 		loc->offset = l->xid_off;
 		loc->size = l->xid_size;
-	} else {
+	} else if (c == PG_COUNTER_OID) {
 		loc->field = "nextOid";
 		loc->offset = l->oid_off;
 		loc->size = l->oid_size;
+	} else {
+		loc->field = pg_counter_name(c);
+		loc->offset = c == PG_COUNTER_XID_STOP ? l->xidstop_off : l->xidwrap_off;
+		loc->size = 4;
 	}
 	return 0;
 }

@@ -17,9 +17,12 @@ struct pg_layout {
 	uint32_t oid_off, oid_size;           /* nextOid */
 	uint32_t oidcount_off, oidcount_size; /* oidCount */
 	uint32_t struct_size;
+	/* xidStopLimit and xidWrapLimit (4 bytes each): where XID assignment stops, and wraps */
+	uint32_t xidstop_off, xidwrap_off;
 };
 
-enum pg_counter { PG_COUNTER_XID, PG_COUNTER_OID };
+/* XID_STOP and XID_WRAP are no watch presets: serve reads them for the wraparound horizon. */
+enum pg_counter { PG_COUNTER_XID, PG_COUNTER_OID, PG_COUNTER_XID_STOP, PG_COUNTER_XID_WRAP };
 
 /* A counter found: follow `symbol` (a pointer) and watch `size` bytes at +offset. */
 struct pg_counter_loc {

@@ -1,0 +1,548 @@
+/* dbtap serve: the figures of tps, latency query and watch for Prometheus, on every host. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "cmd/cmd.h"
+#include "pg/cluster.h"
+#include "serve/buckets.h"
+#include "serve/expo.h"
+#include "serve/http.h"
+#include "serve/pgmon.h"
+#include "target/proc.h"
+#include "util/error.h"
+#include "util/privs.h"
+#include "util/runloop.h"
+
+#define MAX_SPECS 32
+#define MAX_FAILED 64
+
+struct serve_cmd {
+	const char *specs[MAX_SPECS];
+	int nspecs;
+	bool pg_all;
+	const char *listen, *textfile, *user;
+	double textfile_interval, duration, rescan;
+	int max_connections;
+	bool bpf_stats;
+	struct pgmon_opts mo;
+	struct expo_buckets buckets;
+
+	struct pgmon **mons;
+	int nmons;
+	pid_t failed[MAX_FAILED]; /* postmasters that could not be attached: not retried */
+	int nfailed;
+	int stats_fd;
+	struct http_server *http;
+	unsigned long long scrapes, attaches, detaches;
+	double last_scrape_s;
+	uint64_t caps;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dbtap serve [--pg [TARGET]...] [--listen HOST:PORT] [--collect LIST]\n"
+		"                   [--textfile DIR [-i SECS]] [--max-series N] [--buckets LIST]\n"
+		"                   [--user USER] [--rescan SECS] [-d SECS]\n\n"
+		"A Prometheus exporter: attaches once to every PostgreSQL cluster it is given\n"
+		"(--pg alone or nothing: every cluster of the host, those started later too),\n"
+		"keeps the kernel's aggregates and reads the maps at each scrape of /metrics\n"
+		"(Prometheus text format, or OpenMetrics when the scraper asks for it).\n\n"
+		"options:\n"
+		"  --pg [TARGET]       a cluster: data directory, port or postmaster pid; may be\n"
+		"                      repeated; alone: every cluster here (the default)\n"
+		"  --listen HOST:PORT  where to serve /metrics (default 127.0.0.1:9187; :PORT\n"
+		"                      for every address, with a warning)\n"
+		"  --collect LIST      tps,latency,watch (default: all three)\n"
+		"  --textfile DIR      also write DIR/dbtap.prom for node_exporter, atomically\n"
+		"  -i, --interval S    how often the textfile is written (default 15)\n"
+		"  --max-series N      label sets per family and cluster, and statements; the\n"
+		"                      rest are summed into \"other\" (default 100)\n"
+		"  --buckets LIST      histogram bounds in seconds (default %s)\n"
+		"  --user USER         run as USER once attached (capabilities to attach later\n"
+		"                      clusters are kept; see --rescan)\n"
+		"  --rescan S          look for clusters started or stopped every S seconds\n"
+		"                      (default 2); 0: never, and keep no capability but CAP_BPF\n"
+		"  --max-connections N HTTP connections at once (default 64)\n"
+		"  --no-bpf-stats      do not turn on the kernel's BPF run-time statistics\n"
+		"  -d, --duration S    stop after S seconds (default: SIGINT or SIGTERM)\n"
+		"  -h, --help          this text\n\n"
+		"examples:\n"
+		"  dbtap serve                                 every cluster, on 127.0.0.1:9187\n"
+		"  dbtap serve --pg /var/lib/postgresql/15/main --user nobody\n"
+		"  dbtap serve --textfile /var/lib/prometheus/node-exporter --listen 127.0.0.1:0\n",
+		BUCKETS_DEFAULT);
+}
+
+static int positive_int(const char *arg, const char *opt, int max, int *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v < 1 || v > max) {
+		error("bad %s '%s'", opt, arg);
+		hint("%s takes a whole number from 1 to %d", opt, max);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int seconds_opt(const char *arg, const char *opt, bool zero_ok, double *out)
+{
+	double v = parse_seconds(arg);
+
+	if (v < 0 || (!zero_ok && v == 0)) {
+		error("bad %s '%s'", opt, arg);
+		hint("%s takes seconds, e.g. 2 or 0.5%s", opt, zero_ok ? " (0: never)" : "");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int collect_opt(const char *arg, unsigned *out)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*out = 0;
+	for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "tps"))
+			*out |= COLLECT_TPS;
+		else if (!strcmp(w, "latency"))
+			*out |= COLLECT_LATENCY;
+		else if (!strcmp(w, "watch"))
+			*out |= COLLECT_WATCH;
+		else {
+			error("bad --collect '%s': '%s' is not a collector", arg, w);
+			hint("collectors: tps, latency, watch (stat and wait are not served yet)");
+			return -1;
+		}
+	}
+	if (!*out) {
+		error("bad --collect '%s': no collector", arg);
+		hint("e.g. --collect tps,latency,watch");
+		return -1;
+	}
+	return 0;
+}
+
+/* A TARGET word: a data directory with PG_VERSION, or a number (port or postmaster pid). */
+static int check_spec(const char *spec)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (spec[0] && strspn(spec, "0123456789") == strlen(spec))
+		return 0;
+	snprintf(path, sizeof(path), "%s/PG_VERSION", spec);
+	if (stat(spec, &st) < 0 || !S_ISDIR(st.st_mode) || access(path, F_OK) < 0) {
+		error("'%s' is not a PostgreSQL data directory, port or postmaster pid", spec);
+		hint("a data directory holds PG_VERSION; 'dbtap pg' lists the clusters running here");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_options(struct serve_cmd *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		GLOBAL_LONGOPTS,
+		{ "pg", optional_argument, NULL, 'P' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "collect", required_argument, NULL, 'c' },
+		{ "textfile", required_argument, NULL, 'T' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "max-series", required_argument, NULL, 'm' },
+		{ "buckets", required_argument, NULL, 'b' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "rescan", required_argument, NULL, 'r' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "no-bpf-stats", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *buckets = BUCKETS_DEFAULT;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:h", longopts, NULL)) != -1) {
+		if (global_opt(opt))
+			continue;
+		switch (opt) {
+		case 'P': {
+			const char *spec = optarg;
+			if (!spec && optind < argc && argv[optind][0] != '-')
+				spec = argv[optind++];
+			if (!spec || !*spec) {
+				c->pg_all = true;
+				break;
+			}
+			if (c->nspecs == MAX_SPECS) {
+				error("more than %d --pg targets", MAX_SPECS);
+				hint("--pg alone serves every cluster of the host");
+				return EXIT_USAGE;
+			}
+			if (check_spec(spec) < 0)
+				return EXIT_USAGE;
+			c->specs[c->nspecs++] = spec;
+			break;
+		}
+		case 'l':
+			c->listen = optarg;
+			break;
+		case 'c':
+			if (collect_opt(optarg, &c->mo.collect) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			c->textfile = optarg;
+			break;
+		case 'i':
+			if (seconds_opt(optarg, "-i", false, &c->textfile_interval) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'd':
+			if (seconds_opt(optarg, "-d", false, &c->duration) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'm':
+			if (positive_int(optarg, "--max-series", 100000, &c->mo.max_series) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'b':
+			buckets = optarg;
+			break;
+		case 'u':
+			c->user = optarg;
+			break;
+		case 'r':
+			if (seconds_opt(optarg, "--rescan", true, &c->rescan) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'C':
+			if (positive_int(optarg, "--max-connections", 4096, &c->max_connections) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'S':
+			c->bpf_stats = false;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			return cmd_bad_option("serve", opt, argv);
+		}
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		hint("serve takes options only; a cluster is named with --pg TARGET");
+		return EXIT_USAGE;
+	}
+	if (c->pg_all && c->nspecs) {
+		error("--pg alone (every cluster) and --pg TARGET given together");
+		hint("give either --pg alone or the clusters to serve");
+		return EXIT_USAGE;
+	}
+	if (c->textfile) {
+		struct stat st;
+		if (stat(c->textfile, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			error("--textfile '%s' is not a directory", c->textfile);
+			hint("node_exporter's --collector.textfile.directory, e.g."
+			     " /var/lib/prometheus/node-exporter");
+			return EXIT_USAGE;
+		}
+	}
+	char host[256], port[8];
+	if (http_split_listen(c->listen, host, sizeof(host), port, sizeof(port)) < 0) {
+		error("bad --listen '%s'", c->listen);
+		hint("HOST:PORT, e.g. 127.0.0.1:9187, [::1]:9187, or :9187 for every address");
+		return EXIT_USAGE;
+	}
+	if (buckets_parse(buckets, &c->buckets) < 0)
+		return EXIT_USAGE;
+	return 0;
+}
+
+/* Whether cluster k is one serve was asked for. */
+static bool wanted(const struct serve_cmd *c, const struct pg_cluster *k)
+{
+	if (!c->nspecs)
+		return true;
+	for (int i = 0; i < c->nspecs; i++) {
+		const char *s = c->specs[i];
+		if (strspn(s, "0123456789") == strlen(s)) {
+			long v = atol(s);
+			if (v == k->postmaster || (k->have_pidfile && v == k->pidfile.port))
+				return true;
+			continue;
+		}
+		char a[PATH_MAX], b[PATH_MAX];
+		if (k->datadir && realpath(s, a) && realpath(k->datadir, b) && !strcmp(a, b))
+			return true;
+	}
+	return false;
+}
+
+static bool monitored(const struct serve_cmd *c, pid_t pm)
+{
+	for (int i = 0; i < c->nmons; i++)
+		if (pgmon_postmaster(c->mons[i]) == pm)
+			return true;
+	for (int i = 0; i < c->nfailed; i++)
+		if (c->failed[i] == pm)
+			return true;
+	return false;
+}
+
+/* Finds clusters started since the last look and attaches to them. */
+static void rescan(struct serve_cmd *c)
+{
+	struct pg_cluster_list list;
+
+	if (pg_cluster_discover(&list) < 0)
+		return;
+	for (int i = 0; i < list.n; i++) {
+		struct pg_cluster *k = &list.c[i];
+		if (!wanted(c, k) || monitored(c, k->postmaster))
+			continue;
+		/* Not ready yet (recovery, startup): its probes and counters come once it is. */
+		if (k->have_pidfile && k->pidfile.status[0] && strcmp(k->pidfile.status, "ready") &&
+		    strcmp(k->pidfile.status, "standby"))
+			continue;
+		pid_t pm = k->postmaster;
+		struct pgmon *m = pgmon_open(k, &c->mo);
+		if (!m) {
+			warning("cannot attach to the cluster of postmaster %d; not retried", (int)pm);
+			if (c->nfailed < MAX_FAILED)
+				c->failed[c->nfailed++] = pm;
+			continue;
+		}
+		struct pgmon **v = realloc(c->mons, (c->nmons + 1) * sizeof(*v));
+		if (!v) {
+			pgmon_close(m);
+			continue;
+		}
+		c->mons = v;
+		c->mons[c->nmons++] = m;
+		c->attaches++;
+		fprintf(stderr, "serving cluster %s (postmaster %d)\n", pgmon_label(m), (int)pm);
+	}
+	pg_cluster_list_free(&list);
+}
+
+/* Drops clusters whose postmaster has gone, with every series they had. */
+static void reap(struct serve_cmd *c)
+{
+	int w = 0;
+
+	for (int i = 0; i < c->nmons; i++) {
+		if (pgmon_alive(c->mons[i])) {
+			c->mons[w++] = c->mons[i];
+			continue;
+		}
+		fprintf(stderr, "cluster %s stopped; its series are gone\n", pgmon_label(c->mons[i]));
+		pgmon_close(c->mons[i]);
+		c->detaches++;
+	}
+	c->nmons = w;
+	/* A failed postmaster that is gone frees its slot: its pid may come back as another. */
+	w = 0;
+	for (int i = 0; i < c->nfailed; i++)
+		if (proc_exists(c->failed[i]))
+			c->failed[w++] = c->failed[i];
+	c->nfailed = w;
+}
+
+static void own_metrics(struct serve_cmd *c, struct expo *e, double read_s)
+{
+	const struct http_stats *hs = c->http ? http_server_stats(c->http) : NULL;
+
+	expo_family(e, "dbtap_scrape_duration_seconds", EXPO_GAUGE, "seconds",
+		    "Time this scrape took to read the maps and format the clusters' series");
+	expo_double(e, NULL, 0, read_s);
+	expo_family(e, "dbtap_scrapes", EXPO_COUNTER, NULL, "Scrapes of /metrics and textfile writes");
+	expo_u64(e, NULL, 0, c->scrapes);
+	expo_family(e, "dbtap_clusters", EXPO_GAUGE, NULL, "Clusters served now");
+	expo_u64(e, NULL, 0, c->nmons);
+	expo_family(e, "dbtap_cluster_attaches", EXPO_COUNTER, NULL,
+		    "Clusters attached to since start (started later ones included)");
+	expo_u64(e, NULL, 0, c->attaches);
+	expo_family(e, "dbtap_cluster_detaches", EXPO_COUNTER, NULL,
+		    "Clusters dropped since start because their postmaster stopped");
+	expo_u64(e, NULL, 0, c->detaches);
+	if (hs) {
+		expo_family(e, "dbtap_http_requests", EXPO_COUNTER, NULL, "HTTP requests answered, by page");
+		struct expo_label l[1] = { { "page", "metrics" } };
+		expo_u64(e, l, 1, hs->metrics);
+		l[0].value = "index";
+		expo_u64(e, l, 1, hs->index);
+		l[0].value = "not_found";
+		expo_u64(e, l, 1, hs->not_found);
+		l[0].value = "bad_method";
+		expo_u64(e, l, 1, hs->bad_method);
+	}
+	expo_family(e, "dbtap_bpf_stats_enabled", EXPO_GAUGE, NULL,
+		    "1 when the kernel's BPF run-time statistics are on (dbtap_bpf_run_seconds counts)");
+	expo_u64(e, NULL, 0, c->stats_fd >= 0);
+	expo_family(e, "dbtap_build_info", EXPO_GAUGE, NULL, "dbtap's version");
+	struct expo_label v[1] = { { "version", DBTAP_VERSION } };
+	expo_u64(e, v, 1, 1);
+}
+
+static void write_metrics(void *ctx, bool openmetrics, struct strbuf *out)
+{
+	struct serve_cmd *c = ctx;
+	uint64_t t0 = now_ns();
+	struct expo e;
+
+	expo_init(&e, out, openmetrics);
+	c->scrapes++;
+	for (int i = 0; i < c->nmons; i++)
+		pgmon_read(c->mons[i]);
+	for (int f = 0; f < PGF_NFAMILIES; f++) {
+		pgmon_family_header(&e, f);
+		for (int i = 0; i < c->nmons; i++)
+			pgmon_write(c->mons[i], &e, f);
+	}
+	c->last_scrape_s = (now_ns() - t0) / 1e9;
+	own_metrics(c, &e, c->last_scrape_s);
+	expo_finish(&e);
+}
+
+/* DIR/dbtap.prom, written to a temporary name and renamed: node_exporter never reads half. */
+static void write_textfile(struct serve_cmd *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char tmp[PATH_MAX], dst[PATH_MAX];
+
+	write_metrics(c, false, &sb);
+	snprintf(tmp, sizeof(tmp), "%s/.dbtap.prom.%d", c->textfile, (int)getpid());
+	snprintf(dst, sizeof(dst), "%s/dbtap.prom", c->textfile);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	bool ok = fd >= 0;
+	for (size_t off = 0; ok && off < sb.len;) {
+		ssize_t n = write(fd, sb.buf + off, sb.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		ok = n > 0;
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (fd >= 0 && close(fd) < 0)
+		ok = false;
+	if (!ok || rename(tmp, dst) < 0) {
+		warning("cannot write %s: %s", dst, strerror(errno));
+		unlink(tmp);
+	}
+	strbuf_release(&sb);
+}
+
+static int run(struct serve_cmd *c)
+{
+	struct runloop rl;
+	uint64_t next_tick = 0, next_rescan = 0, next_text = 0;
+
+	runloop_init(&rl, 0, c->duration);
+	for (;;) {
+		uint64_t now = now_ns();
+		if (runloop_stopped() || (c->duration > 0 && now - rl.start_ns >= rl.duration_ns))
+			break;
+		if (now >= next_tick) {
+			reap(c);
+			for (int i = 0; i < c->nmons; i++)
+				pgmon_tick(c->mons[i]);
+			next_tick = now + 1000000000ull;
+		}
+		if (c->rescan > 0 && now >= next_rescan) {
+			rescan(c);
+			next_rescan = now + (uint64_t)(c->rescan * 1e9);
+		}
+		if (c->textfile && now >= next_text) {
+			write_textfile(c);
+			next_text = now + (uint64_t)(c->textfile_interval * 1e9);
+		}
+		uint64_t wake = next_tick;
+		if (c->textfile && next_text < wake)
+			wake = next_text;
+		now = now_ns();
+		int timeout = wake > now ? (int)((wake - now) / 1000000 + 1) : 0;
+		int ht = c->http ? http_server_timeout_ms(c->http) : -1;
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
+		struct pollfd pfd = { .fd = c->http ? http_server_fd(c->http) : -1, .events = POLLIN };
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return error_errno("poll"), EXIT_FAIL;
+		if (c->http)
+			http_server_run(c->http);
+	}
+	return EXIT_OK;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_cmd c = {
+		.listen = "127.0.0.1:9187",
+		.textfile_interval = 15,
+		.rescan = 2,
+		.max_connections = 64,
+		.bpf_stats = true,
+		.stats_fd = -1,
+		.mo = { .collect = COLLECT_ALL, .max_series = 100 },
+	};
+	int ret;
+
+	ret = parse_options(&c, argc, argv);
+	if (ret)
+		return ret;
+	c.mo.buckets = &c.buckets;
+	signal(SIGPIPE, SIG_IGN);
+
+	struct http_opts ho = {
+		.listen = c.listen, .max_connections = c.max_connections, .timeout_s = 10,
+		.metrics = write_metrics, .ctx = &c,
+	};
+	c.http = http_server_open(&ho);
+	if (!c.http)
+		return EXIT_FAIL;
+	if (c.bpf_stats) {
+		/* Kept open for as long as serve runs; the kernel turns them off when it closes. */
+		c.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (c.stats_fd < 0)
+			warning("cannot turn on BPF run-time statistics: %s; dbtap_bpf_run_seconds stays"
+				" 0", strerror(errno));
+	}
+	rescan(&c);
+	if (!c.nmons)
+		fprintf(stderr, "no cluster to serve yet%s\n",
+			c.rescan > 0 ? "; looking again every few seconds" : "");
+	if (privs_drop(c.user, c.rescan > 0 ? privs_attach_caps() : privs_read_caps()) < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	verbose("effective capabilities now 0x%llx", (unsigned long long)privs_effective());
+	fprintf(stderr, "serving http://%s/metrics; SIGINT or SIGTERM stops\n",
+		http_server_address(c.http));
+	ret = run(&c);
+out:
+	for (int i = 0; i < c.nmons; i++)
+		pgmon_close(c.mons[i]);
+	free(c.mons);
+	http_server_close(c.http);
+	if (c.stats_fd >= 0)
+		close(c.stats_fd);
+	return ret;
+}

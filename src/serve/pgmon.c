@@ -1,0 +1,683 @@
+/*
+ * serve's view of one cluster: tps and latency query attached once with the cluster's
+ * process filter, XID/OID read from shared memory through a kept /proc/PID/mem fd, and
+ * the bookkeeping that keeps every exported counter monotonic while backends come and
+ * go and label sets are capped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/latency.h"
+#include "bpf/tps.h"
+#include "pg/layout.h"
+#include "pg/probes.h"
+#include "report/hist.h"
+#include "serve/pgmon.h"
+#include "target/elf.h"
+#include "target/expr.h"
+#include "target/mem.h"
+#include "target/probespec.h"
+#include "target/proc.h"
+#include "target/target.h"
+#include "util/error.h"
+#include "util/runloop.h"
+
+#define LABEL_LEN 64
+#define STMT_LABEL_LEN 256
+#define KEY_SLOTS 32768    /* statement keys -> series, over 3x LAT_MAX_STMTS */
+#define XID_WINDOW 60      /* seconds of samples for the wraparound horizon's rate */
+#define MAX_PROGS 8
+
+/* A database/user/backend_type label set; counts of backends no longer in the map. */
+struct lset {
+	char db[LABEL_LEN], user[LABEL_LEN], type[LABEL_LEN];
+	uint64_t retired_commits, retired_aborts;
+	uint64_t commits, aborts; /* retired + live, at the last read */
+};
+
+/* A backend (thread) the kernel's map holds, and its label set. */
+struct bk {
+	uint32_t tid;
+	uint64_t born;
+	int lset;
+	uint64_t commits, aborts;
+	bool seen;
+};
+
+/* A statement series; sticky once given, so its counter never goes back. */
+struct sseries {
+	char text[STMT_LABEL_LEN];
+	uint64_t count, sum_ns;
+};
+
+struct keyslot {
+	uint64_t key;
+	int series; /* -1: statement="other"; -2: free slot */
+};
+
+struct xloc {
+	bool ok;
+	uint64_t addr;
+	int len;
+};
+
+struct pgmon {
+	struct target t;
+	char label[600];
+	struct pgmon_opts o;
+	struct tps_probe *tps;
+	struct lat_probe *lat;
+	struct probe_list lists[2];
+
+	struct tps_totals *tot;
+	struct lat_hist *lh;
+	struct lset *lsets;
+	int nlsets, other_lset;
+	struct bk *bks;
+	int nbks;
+
+	struct sseries *stmts;
+	int nstmts;
+	struct keyslot *keys;
+	uint64_t other_count, other_sum;
+
+	int memfd;
+	struct xloc xid, oid, stop, wrap;
+	uint64_t next_xid;
+	uint32_t oid_prev, stop_limit, wrap_limit;
+	bool have_xid, have_oid, have_limits;
+	uint64_t oids_total;
+	struct { uint64_t t_ns, xid; } ring[XID_WINDOW + 1];
+	int ring_n, ring_head;
+};
+
+const char *pgmon_label(const struct pgmon *m)
+{
+	return m->label;
+}
+
+pid_t pgmon_postmaster(const struct pgmon *m)
+{
+	return m->t.pg.postmaster;
+}
+
+bool pgmon_alive(const struct pgmon *m)
+{
+	return target_alive(&m->t);
+}
+
+static int lset_get(struct pgmon *m, const char *db, const char *user, const char *type)
+{
+	for (int i = 0; i < m->nlsets; i++)
+		if (!strcmp(m->lsets[i].db, db) && !strcmp(m->lsets[i].user, user) &&
+		    !strcmp(m->lsets[i].type, type))
+			return i;
+	/* --max-series: past the cap, everything is summed into one "other" set */
+	bool full = m->nlsets - (m->other_lset >= 0) >= m->o.max_series;
+	if (full && m->other_lset >= 0)
+		return m->other_lset;
+	struct lset *v = realloc(m->lsets, (m->nlsets + 1) * sizeof(*v));
+	if (!v)
+		return m->other_lset >= 0 ? m->other_lset : 0;
+	m->lsets = v;
+	struct lset *l = &m->lsets[m->nlsets];
+	memset(l, 0, sizeof(*l));
+	if (full) {
+		db = user = type = "other";
+		m->other_lset = m->nlsets;
+	}
+	expo_clean_value(db, l->db, LABEL_LEN);
+	expo_clean_value(user, l->user, LABEL_LEN);
+	expo_clean_value(type, l->type, LABEL_LEN);
+	return m->nlsets++;
+}
+
+/* The label set of a backend from the title the kernel saw (it survives the backend). */
+static int lset_of(struct pgmon *m, const struct tps_backend_entry *e)
+{
+	struct pg_title pt;
+
+	if (e->b.tgid == (uint32_t)m->t.pg.postmaster)
+		return lset_get(m, "", "", "postmaster");
+	if (e->b.title[0] && pg_title_parse_full(e->b.title, &pt) == 0)
+		return lset_get(m, pt.database, pt.user, pt.type);
+	const char *type = target_proc_type(&m->t, e->b.tgid);
+	return lset_get(m, "", "", type[0] ? type : "unknown");
+}
+
+static int cmp_bk(const void *a, const void *b)
+{
+	const struct bk *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void bk_retire(struct pgmon *m, struct bk *b)
+{
+	m->lsets[b->lset].retired_commits += b->commits;
+	m->lsets[b->lset].retired_aborts += b->aborts;
+}
+
+/*
+ * Folds the kernel's per-backend map into the label sets. A backend that left the map
+ * (LRU) or whose thread id was reused keeps its last counts in its set's retired sums.
+ */
+static void read_backends(struct pgmon *m)
+{
+	struct tps_backend_entry *e = NULL;
+	int n = tps_probe_read_backends(m->tps, &e), added = 0;
+
+	if (n < 0)
+		return;
+	for (int i = 0; i < m->nbks; i++)
+		m->bks[i].seen = false;
+	for (int i = 0; i < n; i++) {
+		struct bk key = { .tid = e[i].tid }, *b;
+		b = m->nbks ? bsearch(&key, m->bks, m->nbks, sizeof(*b), cmp_bk) : NULL;
+		if (b && b->born != e[i].b.born) {
+			bk_retire(m, b);
+			b->born = e[i].b.born;
+			b->lset = lset_of(m, &e[i]);
+			b->commits = b->aborts = 0;
+		}
+		if (!b) {
+			struct bk *v = realloc(m->bks, (m->nbks + added + 1) * sizeof(*v));
+			if (!v)
+				continue;
+			m->bks = v;
+			b = &m->bks[m->nbks + added++];
+			memset(b, 0, sizeof(*b));
+			b->tid = e[i].tid;
+			b->born = e[i].b.born;
+			b->lset = lset_of(m, &e[i]);
+		}
+		/* An entry the LRU evicted and made again starts from zero: keep what was seen. */
+		if (e[i].b.commits < b->commits || e[i].b.aborts < b->aborts) {
+			bk_retire(m, b);
+		}
+		b->commits = e[i].b.commits;
+		b->aborts = e[i].b.aborts;
+		b->seen = true;
+	}
+	free(e);
+	m->nbks += added;
+	int w = 0;
+	for (int i = 0; i < m->nbks; i++) {
+		if (!m->bks[i].seen) {
+			bk_retire(m, &m->bks[i]);
+			continue;
+		}
+		m->bks[w++] = m->bks[i];
+	}
+	m->nbks = w;
+	qsort(m->bks, m->nbks, sizeof(*m->bks), cmp_bk);
+	for (int i = 0; i < m->nlsets; i++) {
+		m->lsets[i].commits = m->lsets[i].retired_commits;
+		m->lsets[i].aborts = m->lsets[i].retired_aborts;
+	}
+	for (int i = 0; i < m->nbks; i++) {
+		m->lsets[m->bks[i].lset].commits += m->bks[i].commits;
+		m->lsets[m->bks[i].lset].aborts += m->bks[i].aborts;
+	}
+}
+
+static struct keyslot *key_slot(struct pgmon *m, uint64_t key)
+{
+	uint32_t s = (uint32_t)(key ^ (key >> 32)) & (KEY_SLOTS - 1);
+
+	while (m->keys[s].series != -2 && m->keys[s].key != key)
+		s = (s + 1) & (KEY_SLOTS - 1);
+	return &m->keys[s];
+}
+
+struct fresh {
+	struct lat_stmt_entry *e;
+	char text[STMT_LABEL_LEN];
+};
+
+static int cmp_fresh(const void *a, const void *b)
+{
+	const struct fresh *x = a, *y = b;
+
+	if (x->e->s.sum_ns != y->e->s.sum_ns)
+		return x->e->s.sum_ns > y->e->s.sum_ns ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+static int series_find(struct pgmon *m, const char *text)
+{
+	for (int i = 0; i < m->nstmts; i++)
+		if (!strcmp(m->stmts[i].text, text))
+			return i;
+	return -1;
+}
+
+/*
+ * Statement series: the kernel keeps each statement key's cumulative figures; keys are
+ * normalized once and given a series while fewer than --max-series exist, the heaviest
+ * (total time) first; later ones are summed into statement="other".
+ */
+static void read_statements(struct pgmon *m)
+{
+	struct lat_stmt_entry *v = NULL;
+	int n = lat_probe_read_stmts(m->lat, &v), nfresh = 0;
+	struct fresh *fresh = n > 0 ? calloc(n, sizeof(*fresh)) : NULL;
+	uint64_t count = 0, sum = 0;
+
+	if (n < 0 || (n > 0 && !fresh)) {
+		free(v);
+		free(fresh);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct keyslot *ks = key_slot(m, v[i].key);
+		if (ks->series == -2) {
+			char norm[LAT_TEXT_LEN * 2];
+			pg_normalize_query(v[i].text[0] ? v[i].text : "(no text)", norm, sizeof(norm));
+			expo_clean_value(norm, fresh[nfresh].text, STMT_LABEL_LEN);
+			int s = series_find(m, fresh[nfresh].text);
+			if (s >= 0) {
+				ks->key = v[i].key;
+				ks->series = s;
+			} else {
+				fresh[nfresh++].e = &v[i];
+			}
+		}
+	}
+	qsort(fresh, nfresh, sizeof(*fresh), cmp_fresh);
+	for (int i = 0; i < nfresh; i++) {
+		struct keyslot *ks = key_slot(m, fresh[i].e->key);
+		int s = series_find(m, fresh[i].text);
+		if (s < 0 && m->nstmts < m->o.max_series) {
+			s = m->nstmts++;
+			snprintf(m->stmts[s].text, STMT_LABEL_LEN, "%s", fresh[i].text);
+		}
+		ks->key = fresh[i].e->key;
+		ks->series = s;
+	}
+	for (int i = 0; i < m->nstmts; i++)
+		m->stmts[i].count = m->stmts[i].sum_ns = 0;
+	for (int i = 0; i < n; i++) {
+		struct keyslot *ks = key_slot(m, v[i].key);
+		if (ks->series >= 0) {
+			m->stmts[ks->series].count += v[i].s.count;
+			m->stmts[ks->series].sum_ns += v[i].s.sum_ns;
+			count += v[i].s.count;
+			sum += v[i].s.sum_ns;
+		}
+	}
+	/*
+	 * "other" is the pair's total less the series: statements over the cap and those
+	 * the kernel's full map could not key. The two are read a moment apart, so the
+	 * difference is kept from going back.
+	 */
+	uint64_t oc = m->lh->count > count ? m->lh->count - count : 0;
+	uint64_t os = m->lh->sum_ns > sum ? m->lh->sum_ns - sum : 0;
+	if (oc > m->other_count)
+		m->other_count = oc;
+	if (os > m->other_sum)
+		m->other_sum = os;
+	free(fresh);
+	free(v);
+}
+
+static bool xloc_read(struct pgmon *m, const struct xloc *l, uint64_t *v)
+{
+	*v = 0;
+	if (!l->ok || m->memfd < 0 || mem_fd_read(m->memfd, l->addr, v, l->len) < 0)
+		return false;
+	if (l->len < 8)
+		*v &= (1ull << (l->len * 8)) - 1;
+	return true;
+}
+
+static void read_counters(struct pgmon *m)
+{
+	uint64_t v;
+
+	if (!(m->o.collect & COLLECT_WATCH))
+		return;
+	if (xloc_read(m, &m->xid, &v)) {
+		m->next_xid = v;
+		m->have_xid = true;
+		uint64_t now = now_ns();
+		int last = (m->ring_head + XID_WINDOW) % (XID_WINDOW + 1);
+		/* one sample a second at most, the window's oldest dropped */
+		if (!m->ring_n || now - m->ring[last].t_ns >= 900000000ull) {
+			m->ring[m->ring_head].t_ns = now;
+			m->ring[m->ring_head].xid = v;
+			m->ring_head = (m->ring_head + 1) % (XID_WINDOW + 1);
+			if (m->ring_n < XID_WINDOW + 1)
+				m->ring_n++;
+		}
+	}
+	if (xloc_read(m, &m->oid, &v)) {
+		/* nextOid wraps at 2^32: the counter adds up the steps, read every second */
+		if (m->have_oid)
+			m->oids_total += (uint32_t)((uint32_t)v - m->oid_prev);
+		m->oid_prev = (uint32_t)v;
+		m->have_oid = true;
+	}
+	uint64_t s, w;
+	if (xloc_read(m, &m->stop, &s) && xloc_read(m, &m->wrap, &w)) {
+		m->stop_limit = (uint32_t)s;
+		m->wrap_limit = (uint32_t)w;
+		m->have_limits = true;
+	}
+}
+
+void pgmon_tick(struct pgmon *m)
+{
+	read_counters(m);
+	if (m->tps)
+		read_backends(m);
+}
+
+void pgmon_read(struct pgmon *m)
+{
+	read_counters(m);
+	if (m->tps && tps_probe_read_totals(m->tps, m->tot) == 0)
+		read_backends(m);
+	if (m->lat && lat_probe_read(m->lat, 0, m->lh) == 0)
+		read_statements(m);
+}
+
+/* XIDs a second over the window, -1 before two samples a second apart. */
+static double xid_rate(const struct pgmon *m)
+{
+	if (m->ring_n < 2)
+		return -1;
+	int newest = (m->ring_head + XID_WINDOW) % (XID_WINDOW + 1);
+	int oldest = m->ring_n <= XID_WINDOW ? 0 : m->ring_head;
+	double dt = (m->ring[newest].t_ns - m->ring[oldest].t_ns) / 1e9;
+	return dt > 0 ? (double)(m->ring[newest].xid - m->ring[oldest].xid) / dt : -1;
+}
+
+static const struct {
+	const char *name;
+	enum expo_type type;
+	const char *unit, *help;
+} families[PGF_NFAMILIES] = {
+	[PGF_UP] = { "dbtap_up", EXPO_GAUGE, NULL,
+		"1 for each cluster dbtap serve has attached to and whose postmaster runs" },
+	[PGF_TRANSACTIONS] = { "dbtap_transactions", EXPO_COUNTER, NULL,
+		"Transactions committed (transaction__commit), by database, user and backend type" },
+	[PGF_ABORTS] = { "dbtap_transaction_aborts", EXPO_COUNTER, NULL,
+		"Transactions rolled back (transaction__abort), by database, user and backend type" },
+	[PGF_TXN_SECONDS] = { "dbtap_transaction_duration_seconds", EXPO_HISTOGRAM, "seconds",
+		"Transaction time, start to commit or abort, from the kernel's log-linear histogram" },
+	[PGF_STMT_SECONDS] = { "dbtap_statement_duration_seconds", EXPO_HISTOGRAM, "seconds",
+		"Statement time, query__start to query__done (simple query protocol)" },
+	[PGF_TOP_STMT] = { "dbtap_statement_seconds", EXPO_SUMMARY, "seconds",
+		"Time of the heaviest normalized statements; past --max-series, statement=\"other\"" },
+	[PGF_XIDS] = { "dbtap_xids_assigned", EXPO_COUNTER, NULL,
+		"The cluster's next full transaction id: XIDs assigned since initdb" },
+	[PGF_OIDS] = { "dbtap_oids_assigned", EXPO_COUNTER, NULL,
+		"OIDs assigned since dbtap attached (nextOid, read every second)" },
+	[PGF_XID_UNTIL_STOP] = { "dbtap_xids_until_stop", EXPO_GAUGE, NULL,
+		"XIDs left before the server refuses to assign more (xidStopLimit)" },
+	[PGF_XID_UNTIL_WRAP] = { "dbtap_xids_until_wraparound", EXPO_GAUGE, NULL,
+		"XIDs left before wraparound (xidWrapLimit)" },
+	[PGF_XID_HORIZON] = { "dbtap_xid_wraparound_horizon_seconds", EXPO_GAUGE, "seconds",
+		"Seconds until xidStopLimit at the XID rate of the last minute (+Inf: no XIDs)" },
+	[PGF_PROBES] = { "dbtap_probes_attached", EXPO_GAUGE, NULL,
+		"Probe attachments (USDT sites) dbtap holds on the cluster" },
+	[PGF_LOST] = { "dbtap_events_lost", EXPO_COUNTER, NULL,
+		"Events the kernel side could not record in full, by reason" },
+	[PGF_BPF_RUNS] = { "dbtap_bpf_runs", EXPO_COUNTER, NULL,
+		"Runs of each BPF program (kernel run_cnt; counted while BPF stats are enabled)" },
+	[PGF_BPF_SECONDS] = { "dbtap_bpf_run_seconds", EXPO_COUNTER, "seconds",
+		"Time spent in each BPF program (kernel run_time_ns)" },
+};
+
+void pgmon_family_header(struct expo *e, enum pgmon_family f)
+{
+	expo_family(e, families[f].name, families[f].type, families[f].unit, families[f].help);
+}
+
+static void write_bpf(struct pgmon *m, struct expo *e, bool seconds)
+{
+	int fds[2 * MAX_PROGS];
+	const char *names[2 * MAX_PROGS];
+	int n = 0;
+
+	if (m->tps)
+		n += tps_probe_progs(m->tps, fds, names, MAX_PROGS);
+	if (m->lat)
+		n += lat_probe_progs(m->lat, fds + n, names + n, MAX_PROGS);
+	for (int i = 0; i < n; i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		if (bpf_prog_get_info_by_fd(fds[i], &info, &len) < 0)
+			continue;
+		struct expo_label l[] = { { "cluster", m->label }, { "program", names[i] } };
+		if (seconds)
+			expo_seconds(e, l, 2, info.run_time_ns);
+		else
+			expo_u64(e, l, 2, info.run_cnt);
+	}
+}
+
+void pgmon_write(struct pgmon *m, struct expo *e, enum pgmon_family f)
+{
+	struct expo_label l[4] = { { "cluster", m->label } };
+
+	switch (f) {
+	case PGF_UP:
+		expo_u64(e, l, 1, pgmon_alive(m));
+		break;
+	case PGF_TRANSACTIONS:
+	case PGF_ABORTS:
+		if (!m->tps)
+			break;
+		for (int i = 0; i < m->nlsets; i++) {
+			l[1] = (struct expo_label){ "database", m->lsets[i].db };
+			l[2] = (struct expo_label){ "user", m->lsets[i].user };
+			l[3] = (struct expo_label){ "backend_type", m->lsets[i].type };
+			expo_u64(e, l, 4, f == PGF_TRANSACTIONS ? m->lsets[i].commits : m->lsets[i].aborts);
+		}
+		break;
+	case PGF_TXN_SECONDS:
+		if (m->tps)
+			expo_histogram(e, l, 1, m->o.buckets, (const uint64_t *)m->tot->ll, m->tot->txn_ns);
+		break;
+	case PGF_STMT_SECONDS:
+		if (m->lat)
+			expo_histogram(e, l, 1, m->o.buckets, (const uint64_t *)m->lh->ll, m->lh->sum_ns);
+		break;
+	case PGF_TOP_STMT:
+		if (!m->lat)
+			break;
+		for (int i = 0; i < m->nstmts; i++) {
+			l[1] = (struct expo_label){ "statement", m->stmts[i].text };
+			expo_summary(e, l, 2, m->stmts[i].count, m->stmts[i].sum_ns);
+		}
+		l[1] = (struct expo_label){ "statement", "other" };
+		expo_summary(e, l, 2, m->other_count, m->other_sum);
+		break;
+	case PGF_XIDS:
+		if (m->have_xid)
+			expo_u64(e, l, 1, m->next_xid);
+		break;
+	case PGF_OIDS:
+		if (m->have_oid)
+			expo_u64(e, l, 1, m->oids_total);
+		break;
+	case PGF_XID_UNTIL_STOP:
+	case PGF_XID_UNTIL_WRAP:
+		if (m->have_xid && m->have_limits) {
+			uint32_t lim = f == PGF_XID_UNTIL_STOP ? m->stop_limit : m->wrap_limit;
+			int32_t left = (int32_t)(lim - (uint32_t)m->next_xid);
+			expo_u64(e, l, 1, left > 0 ? (uint64_t)left : 0);
+		}
+		break;
+	case PGF_XID_HORIZON:
+		if (m->have_xid && m->have_limits) {
+			double r = xid_rate(m);
+			int32_t left = (int32_t)(m->stop_limit - (uint32_t)m->next_xid);
+			if (r >= 0)
+				expo_double(e, l, 1, left <= 0 ? 0 : r > 0 ? left / r : INFINITY);
+		}
+		break;
+	case PGF_PROBES:
+		expo_u64(e, l, 1, (m->tps ? tps_probe_nlinks(m->tps) : 0) +
+				  (m->lat ? lat_probe_nlinks(m->lat) : 0));
+		break;
+	case PGF_LOST:
+		if (m->lat) {
+			l[1] = (struct expo_label){ "reason", "statement_map_full" };
+			expo_u64(e, l, 2, m->lh->dropped);
+		}
+		break;
+	case PGF_BPF_RUNS:
+	case PGF_BPF_SECONDS:
+		write_bpf(m, e, f == PGF_BPF_SECONDS);
+		break;
+	case PGF_NFAMILIES:
+		break;
+	}
+}
+
+/* Where counter c lives in the postmaster (shared memory: the same in every backend). */
+static void xloc_resolve(struct pgmon *m, enum pg_counter c, const struct elf_file *ef,
+			 struct xloc *out)
+{
+	struct pg_counter_loc pl;
+	struct watch_expr ex;
+	struct watch_loc loc;
+	char text[256];
+
+	out->ok = false;
+	if (pg_counter_locate(c, m->t.pg.major, ef, &pl) < 0)
+		return;
+	snprintf(text, sizeof(text), "%s->%" PRIu64 ":%" PRIu64, pl.symbol, pl.offset, pl.size);
+	if (watch_expr_parse(text, &ex) < 0 || watch_expr_resolve(&ex, m->t.pg.postmaster, ef, &loc))
+		return;
+	out->addr = loc.addr;
+	out->len = loc.len;
+	out->ok = true;
+}
+
+static int open_watch(struct pgmon *m)
+{
+	struct elf_file *ef = elf_file_open(m->t.pg.binary);
+
+	if (!ef)
+		return -1;
+	xloc_resolve(m, PG_COUNTER_XID, ef, &m->xid);
+	xloc_resolve(m, PG_COUNTER_OID, ef, &m->oid);
+	xloc_resolve(m, PG_COUNTER_XID_STOP, ef, &m->stop);
+	xloc_resolve(m, PG_COUNTER_XID_WRAP, ef, &m->wrap);
+	elf_file_close(ef);
+	m->memfd = mem_open(m->t.pg.postmaster);
+	if (m->memfd < 0)
+		return error_errno("cannot open the memory of postmaster %d", (int)m->t.pg.postmaster);
+	read_counters(m);
+	return m->xid.ok ? 0 : -1;
+}
+
+static int open_latency(struct pgmon *m)
+{
+	const struct pg_probes *names = pg_probes_for(m->t.pg.major);
+	struct probe starts[1], ends[1];
+	struct hist_spec spec = { .kind = DISP_LOG2 };
+	char s[2][600];
+
+	if (!names)
+		return -1;
+	snprintf(s[0], sizeof(s[0]), "usdt:%s:%s:%s", m->t.pg.binary, names->provider,
+		 names->query_start);
+	snprintf(s[1], sizeof(s[1]), "usdt:%s:%s:%s", m->t.pg.binary, names->provider,
+		 names->query_done);
+	for (int i = 0; i < 2; i++) {
+		struct probespec ps;
+		int ret = probespec_parse(s[i], &ps);
+		if (!ret)
+			ret = probespec_resolve(&ps, m->t.pg.binary, 1, &m->lists[i]);
+		probespec_free(&ps);
+		if (ret || m->lists[i].n != 1)
+			return -1;
+	}
+	starts[0] = m->lists[0].p[0];
+	ends[0] = m->lists[1].p[0];
+	struct lat_probe_opts po = {
+		.target = &m->t, .hist = &spec, .starts = starts, .ends = ends, .npairs = 1,
+		.query = true,
+	};
+	m->lat = lat_probe_open(&po);
+	return m->lat ? 0 : -1;
+}
+
+struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
+{
+	struct pgmon *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->o = *o;
+	m->memfd = -1;
+	m->other_lset = -1;
+	m->t.kind = TARGET_PG;
+	m->t.pg = *c;
+	memset(c, 0, sizeof(*c));
+	m->t.binary = m->t.pg.binary ? strdup(m->t.pg.binary) : NULL;
+	snprintf(m->label, sizeof(m->label), "%s:%d", m->t.pg.datadir ? m->t.pg.datadir : "?",
+		 m->t.pg.have_pidfile ? m->t.pg.pidfile.port : 0);
+	m->tot = calloc(1, sizeof(*m->tot));
+	m->lh = calloc(1, sizeof(*m->lh));
+	m->stmts = calloc(o->max_series, sizeof(*m->stmts));
+	m->keys = malloc(KEY_SLOTS * sizeof(*m->keys));
+	if (!m->tot || !m->lh || !m->stmts || !m->keys || !m->t.binary) {
+		pgmon_close(m);
+		return NULL;
+	}
+	for (int i = 0; i < KEY_SLOTS; i++)
+		m->keys[i].series = -2;
+
+	if (o->collect & COLLECT_TPS) {
+		struct hist_spec spec = { .kind = DISP_LOG2 };
+		struct tps_probe_opts po = {
+			.target = &m->t, .binary = m->t.pg.binary, .hist = &spec, .major = m->t.pg.major,
+		};
+		m->tps = tps_probe_open(&po);
+		if (!m->tps)
+			warning("cluster %s: transactions are not collected", m->label);
+	}
+	if ((o->collect & COLLECT_LATENCY) && open_latency(m) < 0)
+		warning("cluster %s: statement latency is not collected", m->label);
+	if ((o->collect & COLLECT_WATCH) && open_watch(m) < 0)
+		warning("cluster %s: XID and OID counters are not collected", m->label);
+	if (!m->tps && !m->lat && !m->have_xid) {
+		pgmon_close(m);
+		return NULL;
+	}
+	return m;
+}
+
+void pgmon_close(struct pgmon *m)
+{
+	if (!m)
+		return;
+	tps_probe_destroy(m->tps);
+	lat_probe_destroy(m->lat);
+	for (int i = 0; i < 2; i++)
+		probe_list_free(&m->lists[i]);
+	if (m->memfd >= 0)
+		close(m->memfd);
+	target_free(&m->t);
+	free(m->tot);
+	free(m->lh);
+	free(m->lsets);
+	free(m->bks);
+	free(m->stmts);
+	free(m->keys);
+	free(m);
+}

@@ -1,0 +1,235 @@
+#!/bin/bash
+test_description='dbtap serve: /metrics against pgbench, psql, txid_current() and lo_create()'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/serve.sh
+
+test_expect_success 'bad options: exit 2, the input named, a hint' '
+	test_expect_code 2 dbtap serve --listen nowhere 2>e1 &&
+	test_grep "bad --listen .nowhere." e1 && test_grep "^hint: " e1 &&
+	test_expect_code 2 dbtap serve --buckets 0.1,0.01 2>e2 &&
+	test_grep "bad --buckets .0.1,0.01." e2 && test_grep "^hint: " e2 &&
+	test_expect_code 2 dbtap serve --collect tps,cpu 2>e3 &&
+	test_grep "bad --collect .tps,cpu.: .cpu. is not a collector" e3 && test_grep "^hint: " e3 &&
+	test_expect_code 2 dbtap serve --pg /nonexistent 2>e4 &&
+	test_grep "./nonexistent. is not a PostgreSQL data directory" e4 && test_grep "^hint: " e4 &&
+	test_expect_code 2 dbtap serve --max-series 0 2>e5 &&
+	test_grep "bad --max-series .0." e5 &&
+	test_expect_code 2 dbtap serve --textfile /nonexistent 2>e6 &&
+	test_grep "is not a directory" e6 &&
+	test_expect_code 2 dbtap serve stray 2>e7 &&
+	test_grep "unexpected argument .stray." e7
+'
+
+test_expect_success 'a port in use: exit 1 with a hint, nothing left listening' '
+	python3 -c "
+import socket, time, sys
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True)
+time.sleep(5)
+" >port.txt &
+	holder=$! &&
+	for i in $(seq 1 50); do test -s port.txt && break; sleep 0.1; done &&
+	test_expect_code 1 dbtap serve --listen 127.0.0.1:$(cat port.txt) 2>e8 &&
+	test_grep "cannot listen on .127.0.0.1:$(cat port.txt)." e8 && test_grep "^hint: " e8 &&
+	kill $holder
+'
+
+test_expect_success 'set up a cluster (no autovacuum) and a bench database' '
+	pg_start pg "autovacuum = off" &&
+	pg_sql "create database bench" &&
+	echo "select 1;" >one.sql &&
+	echo "select 1/0;" >fail.sql
+'
+
+test_expect_success 'serve attaches to the cluster given and serves promtool-clean metrics' '
+	serve_start serve.err --pg "$PGDATA" &&
+	test_grep "^serving cluster $(realpath "$PGDATA"):$PGPORT" serve.err &&
+	scrape m0.txt &&
+	cluster="$(realpath "$PGDATA"):$PGPORT" &&
+	metrics_py "
+assert get(\"dbtap_up\", cluster=\"$cluster\") == 1
+assert get(\"dbtap_clusters\") == 1
+assert get(\"dbtap_probes_attached\", cluster=\"$cluster\") >= 5
+" <m0.txt
+'
+
+test_expect_success 'transactions: commits = pgbench processed + one per connection, aborts = failed' '
+	scrape before.txt &&
+	pgbench -n -f one.sql -c 3 -t 500 bench >bench1.out 2>&1 &&
+	processed=$(sed -n "s/^number of transactions actually processed: \([0-9]*\)\/.*/\1/p" bench1.out) &&
+	test "$processed" = 1500 &&
+	for i in 1 2 3 4 5; do test_must_fail psql -XAtq -d bench -c "select 1/0" 2>/dev/null; done &&
+	scrape after.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\", database=\"bench\", user=\"postgres\", backend_type=\"client backend\")
+before = $(metrics_py "print(int(get(\"dbtap_transactions_total\", database=\"bench\") or 0))" <before.txt)
+after = get(\"dbtap_transactions_total\", **c)
+# pgbench: 3 clients and one connection of its own; psql: 5 connections; each commits
+# one transaction while it starts up (InitPostgres)
+assert after - before == $processed + 4 + 5, (before, after)
+assert get(\"dbtap_transaction_aborts_total\", **c) == 5
+" <after.txt
+'
+
+test_expect_success 'transaction histogram: cumulative buckets, +Inf = _count, _sum in seconds' '
+	metrics_py "
+b = [(float(l[\"le\"]), v) for n, l, v in m if n == \"dbtap_transaction_duration_seconds_bucket\"]
+assert b and b[-1][0] == float(\"inf\"), b
+assert all(b[i][1] <= b[i + 1][1] for i in range(len(b) - 1)), b
+count = get(\"dbtap_transaction_duration_seconds_count\", cluster=\"$cluster\")
+assert b[-1][1] == count and count >= 1500 + 9 + 5, (b, count)
+s = get(\"dbtap_transaction_duration_seconds_sum\", cluster=\"$cluster\")
+# select 1 in a transaction takes microseconds, not seconds
+assert 0 < s / count < 0.05, (s, count)
+# the default bounds moved to the kernel buckets edges: within 1/64 of 1 ms, 10 ms
+les = [x for x, _ in b]
+assert any(abs(x - 0.001) / 0.001 < 1 / 64 for x in les), les
+assert any(abs(x - 0.01) / 0.01 < 1 / 64 for x in les), les
+" <after.txt
+'
+
+test_expect_success 'statements: the normalized text as a label, count = what was sent' '
+	echo "select pg_sleep(0.001);" >sleep.sql &&
+	pgbench -n -f sleep.sql -c 1 -t 50 bench >bench2.out 2>&1 &&
+	scrape s.txt &&
+	metrics_py "
+s = dict(cluster=\"$cluster\", statement=\"select pg_sleep(\$1);\")
+assert get(\"dbtap_statement_seconds_count\", **s) == 50, m
+mean = get(\"dbtap_statement_seconds_sum\", **s) / 50
+assert 0.001 <= mean < 0.1, mean
+# one.sql ran 1500 times, as select \$1
+assert get(\"dbtap_statement_seconds_count\", cluster=\"$cluster\", statement=\"select \$1;\") == 1500
+# every statement is in a series or in other: the sum is the histogram count
+series = total(\"dbtap_statement_seconds_count\", cluster=\"$cluster\")
+assert series == get(\"dbtap_statement_duration_seconds_count\", cluster=\"$cluster\"), series
+" <s.txt
+'
+
+test_expect_success 'XIDs: the counter is txid_current() + 1; wraparound from datfrozenxid' '
+	x=$(pg_sql "select txid_current()") &&
+	age=$(pg_sql "select max(age(datfrozenxid)) from pg_database") &&
+	sleep 1.2 &&
+	scrape x.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+assert get(\"dbtap_xids_assigned_total\", **c) == $x + 1, (get(\"dbtap_xids_assigned_total\", **c), $x)
+# xidWrapLimit = oldest datfrozenxid + 2^31 - 1; age() counts from the next XID
+wrap = get(\"dbtap_xids_until_wraparound\", **c)
+assert wrap == 2**31 - 1 - $age, (wrap, $age)
+stop = get(\"dbtap_xids_until_stop\", **c)
+assert 0 < stop < wrap, (stop, wrap)
+h = get(\"dbtap_xid_wraparound_horizon_seconds\", **c)
+assert h is not None and h > 0, h
+" <x.txt
+'
+
+test_expect_success 'OIDs: lo_create(0) x 100 moves the counter by 100' '
+	scrape o0.txt &&
+	pg_sql "select lo_create(0) from generate_series(1, 100)" >oids.txt &&
+	test $(($(tail -n1 oids.txt) - $(head -n1 oids.txt))) = 99 &&
+	sleep 1.2 &&
+	scrape o1.txt &&
+	cat o0.txt o1.txt | metrics_py "
+v = pick(\"dbtap_oids_assigned_total\", cluster=\"$cluster\")
+assert len(v) == 2 and v[1] - v[0] == 100, v
+"
+'
+
+test_expect_success 'OpenMetrics when asked: content type, families without _total, # EOF' '
+	scrape om.txt "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5" &&
+	grep -qi "^content-type: application/openmetrics-text; version=1.0.0" om.txt.headers &&
+	test_grep "^# TYPE dbtap_transactions counter" om.txt &&
+	test_grep "^dbtap_transactions_total{" om.txt &&
+	test_grep "^# UNIT dbtap_transaction_duration_seconds seconds" om.txt &&
+	scrape text.txt "text/plain;version=0.0.4" &&
+	test_grep "^# TYPE dbtap_transactions_total counter" text.txt &&
+	grep -qi "^content-type: text/plain; version=0.0.4" text.txt.headers
+'
+
+test_expect_success 'HTTP: / links to /metrics; other paths 404, other methods 405' '
+	curl -sS -f "http://$SERVE_ADDR/" >index.html &&
+	test_grep "href=\"/metrics\"" index.html &&
+	test "$(curl -s -o /dev/null -w "%{http_code}" "http://$SERVE_ADDR/debug")" = 404 &&
+	test "$(curl -s -o /dev/null -w "%{http_code}" -X POST "http://$SERVE_ADDR/metrics")" = 405 &&
+	test "$(curl -s -o /dev/null -w "%{http_code}" -I "http://$SERVE_ADDR/metrics")" = 200
+'
+
+# BPF program ids process $1 holds fds of (/proc/PID/fdinfo says prog_id).
+progs_of() {
+	grep -h "^prog_id:" /proc/$1/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u
+}
+
+test_expect_success 'capabilities: all but BPF, PERFMON, SYS_PTRACE, DAC_READ_SEARCH dropped' '
+	grep "^CapEff:" /proc/$SERVE_PID/status >caps.txt &&
+	test_grep "000000c000080004" caps.txt &&
+	grep "^CapBnd:" /proc/$SERVE_PID/status >bnd.txt &&
+	test_grep "000000c000080004" bnd.txt &&
+	grep "^NoNewPrivs:" /proc/$SERVE_PID/status | grep -q 1
+'
+
+test_expect_success 'SIGTERM: exit 0, none of its BPF programs left' '
+	progs_of $SERVE_PID >ids.txt &&
+	test $(wc -l <ids.txt) -ge 5 &&
+	serve_stop &&
+	# the kernel frees a detached program after an RCU grace period: allow it a moment
+	for i in $(seq 1 50); do
+		left=$(for id in $(cat ids.txt); do bpftool prog show id $id >/dev/null 2>&1 && echo $id; done)
+		test -z "$left" && break
+		sleep 0.1
+	done &&
+	test -z "$left"
+'
+
+test_expect_success '--max-series 2: two statement series, the rest in other, nothing lost' '
+	serve_start capped.err --pg "$PGDATA" --max-series 2 --collect latency &&
+	pgbench -n -f one.sql -c 1 -t 20 bench >/dev/null 2>&1 &&
+	pgbench -n -f sleep.sql -c 1 -t 5 bench >/dev/null 2>&1 &&
+	pg_sql "select 2" >/dev/null && pg_sql "select 3, 4" >/dev/null &&
+	scrape capped.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+st = [l[\"statement\"] for n, l, v in m if n == \"dbtap_statement_seconds_count\"]
+assert len(st) == 3 and st[-1] == \"other\", st
+assert total(\"dbtap_statement_seconds_count\", **c) == get(\"dbtap_statement_duration_seconds_count\", **c)
+assert get(\"dbtap_statement_seconds_count\", statement=\"other\", **c) >= 2, m
+# no tps collector asked for: no transaction series
+assert not pick(\"dbtap_transactions_total\"), m
+" <capped.txt &&
+	serve_stop
+'
+
+test_expect_success '--textfile: DIR/dbtap.prom written by rename, promtool-clean' '
+	mkdir tf &&
+	serve_start tf.err --pg "$PGDATA" --textfile tf -i 0.2 --collect watch &&
+	for i in $(seq 1 50); do test -s tf/dbtap.prom && break; sleep 0.1; done &&
+	sleep 0.5 &&
+	promtool check metrics <tf/dbtap.prom &&
+	test_grep "^dbtap_xids_assigned_total{" tf/dbtap.prom &&
+	serve_stop &&
+	ls -A tf >files.txt &&
+	echo dbtap.prom >expect.txt &&
+	test_cmp expect.txt files.txt
+'
+
+test_expect_success '--rescan 0: only CAP_BPF is kept' '
+	serve_start r0.err --pg "$PGDATA" --rescan 0 &&
+	grep "^CapEff:" /proc/$SERVE_PID/status >caps0.txt &&
+	test_grep "0000008000000000" caps0.txt &&
+	scrape r0.txt &&
+	metrics_py "assert get(\"dbtap_up\", cluster=\"$cluster\") == 1" <r0.txt &&
+	serve_stop
+'
+
+test_expect_success '--user nobody: runs as nobody and still reads its maps' '
+	serve_start nobody.err --pg "$PGDATA" --user nobody &&
+	test "$(awk "/^Uid:/ {print \$2}" /proc/$SERVE_PID/status)" = "$(id -u nobody)" &&
+	pgbench -n -f one.sql -c 1 -t 10 bench >/dev/null 2>&1 &&
+	scrape nobody.txt &&
+	metrics_py "
+assert get(\"dbtap_transactions_total\", cluster=\"$cluster\", database=\"bench\", user=\"postgres\", backend_type=\"client backend\") == 12
+" <nobody.txt &&
+	serve_stop
+'
+
+test_done
