@@ -12,13 +12,18 @@
 
 SERVE_PID=
 SERVE_ADDR=
+SERVE_ALL=
 test_atexit 'serve_kill'
 
 command -v promtool >/dev/null || test_skip_all "promtool not found (make deps installs prometheus)"
 command -v curl >/dev/null || test_skip_all "curl not found (make deps installs it)"
 
+# Every serve started, also those a failed test left running.
 serve_kill() {
-	[ -n "$SERVE_PID" ] && kill -KILL "$SERVE_PID" 2>/dev/null
+	local p
+	for p in $SERVE_ALL; do
+		kill -KILL "$p" 2>/dev/null
+	done
 	SERVE_PID=
 }
 
@@ -27,6 +32,7 @@ serve_start() {
 	shift
 	"$DBTAP" serve --listen 127.0.0.1:0 "$@" >"$out.out" 2>"$out" </dev/null &
 	SERVE_PID=$!
+	SERVE_ALL="$SERVE_ALL $SERVE_PID"
 	for i in $(seq 1 200); do
 		SERVE_ADDR=$(sed -n 's|^serving http://\(.*\)/metrics.*|\1|p' "$out")
 		[ -n "$SERVE_ADDR" ] && return 0
