@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (time_opt(&t, 'd', s) == 1 && (!isfinite(t.duration) || t.duration < 0.01))
 		abort();
-	by_opt(&by, s);
+	by_opt(&by, s, BY_PID | BY_TYPE | BY_DATABASE | BY_USER | BY_QUERY);
 	if (!target_pid_list_parse(s, &pids, &npids)) {
 		for (int i = 0; i < npids; i++)
 			if (pids[i] <= 0)
