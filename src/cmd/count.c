@@ -9,7 +9,9 @@
 
 #include "bpf/count.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/cluster.h"
+#include "target/label.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -23,10 +25,9 @@ struct prev_hit {
 	uint64_t hits;
 };
 
-/* Types of pids seen, learnt while they live. */
 struct count_cmd {
+	struct frame f;
 	struct target t;
-	struct time_opts time;
 	enum by by;
 	int max_probes;
 	struct probe_list probes;
@@ -34,117 +35,76 @@ struct count_cmd {
 	uint64_t *prev, *cur;
 	struct prev_hit *prev_hits; /* --by: per (probe, pid) at the last report, sorted */
 	int nprev;
-	struct runloop rl;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap count PROBE... [--pg [TARGET] | -p PID | -t TID] [-i SECS] [-d SECS]\n"
-		"                   [--by pid|type] [--max-probes N] [-j]\n\n"
+enum { OPT_BY = FRAME_KEY_LONG, OPT_MAX_PROBES };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct frame_opt count_opts[] = {
+	FRAME_OPTS_TARGET,
+	FRAME_OPTS_TIME,
+	{ "by", OPT_BY, required_argument, "pid|type|database|user",
+	  "split the counts by process, backend type, database or user" },
+	{ "max-probes", OPT_MAX_PROBES, required_argument, "N",
+	  "allow wildcards to match up to N probes (default " STR(PROBES_MAX_DEFAULT) ")" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd count_frame = {
+	.name = "count",
+	.args = "PROBE...",
+	.about =
 		"Counts how often functions and USDT probes fire, in the kernel (like funccount).\n\n"
 		"probes:\n"
 		"  usdt:[BINARY:]PROVIDER:NAME   a USDT probe (all its sites)\n"
 		"  uprobe:BINARY:FUNCTION        a function's entry\n"
 		"  uretprobe:BINARY:FUNCTION     a function's return\n"
 		"  BINARY left out: the target's binary (with no target, the only cluster's);\n"
-		"  NAME and FUNCTION take wildcards: 'uprobe:postgres:bms_*', 'usdt:postgresql:*'\n\n"
-		"options:\n"
-		"  --pg [TARGET]      every process of a cluster, later backends included\n"
-		"  -p PID[,PID]       these processes;  -t TID  one thread\n"
-		"                     (no target: every process running the binary)\n"
-		"  -i, --interval S   a report every S seconds (default: only the final one)\n"
-		"  -d, --duration S   stop after S seconds (default: Ctrl-C, or the target exits)\n"
-		"  --by pid|type      split the counts by process, or by backend type\n"
-		"  --max-probes N     allow wildcards to match up to N probes (default %d)\n"
-		"  -j, --json         one JSON object per report, the last with \"summary\": true\n"
-		"  -h, --help         this text\n\n"
-		"examples:\n"
+		"  NAME and FUNCTION take wildcards: 'uprobe:postgres:bms_*', 'usdt:postgresql:*'\n"
+		"  No target: every process running the binary.\n",
+	.examples =
 		"  dbtap count --pg uprobe:postgres:bms_is_member -d 5\n"
 		"  dbtap count --pg 'usdt:postgresql:lwlock__*' --by type -i 1\n",
-		PROBES_MAX_DEFAULT);
+	.opts = count_opts,
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct count_cmd *c = ctx;
+	char *end;
+	long n;
+
+	switch (key) {
+	case OPT_BY:
+		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER);
+	case OPT_MAX_PROBES:
+		n = strtol(arg, &end, 10);
+		if (!*arg || *end || n < 1 || n > COUNT_MAX_PROBES) {
+			error("bad --max-probes '%s'", arg);
+			hint("a number from 1 to %d", COUNT_MAX_PROBES);
+			return -1;
+		}
+		c->max_probes = (int)n;
+		return 0;
+	}
+	return -1;
 }
 
-static int parse_options(struct count_cmd *c, struct target_opts *to, int argc, char **argv)
+static int parse_options(struct count_cmd *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		BY_LONGOPT,
-		{ "max-probes", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, r;
+	int r = frame_parse(&c->f, &count_frame, argc, argv, on_opt, c);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'b':
-			if (by_opt(&c->by, optarg, BY_PID | BY_TYPE) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'M': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > COUNT_MAX_PROBES) {
-				error("bad --max-probes '%s'", optarg);
-				hint("a number from 1 to %d", COUNT_MAX_PROBES);
-				return EXIT_USAGE;
-			}
-			c->max_probes = (int)n;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("count", opt, argv);
-		}
-	}
+	if (r)
+		return r;
 	if (optind >= argc) {
 		error("count needs at least one PROBE");
 		hint("e.g. 'dbtap count --pg uprobe:postgres:bms_is_member'; see 'dbtap count --help'");
 		return EXIT_USAGE;
 	}
 	return 0;
-}
-
-/*
- * What a process is, into buf: for --pg the backend type from the title the kernel
- * kept at its first hit (it survives the process's exit), else from /proc; for other
- * targets the command name, or the program name from the kept title once it exited.
- */
-static void type_of(struct count_cmd *c, __u32 pid, const char *title, char *buf, size_t len)
-{
-	struct pg_title pt;
-
-	buf[0] = '\0';
-	if (c->t.kind == TARGET_PG) {
-		if (pid == (__u32)c->t.pg.postmaster)
-			snprintf(buf, len, "postmaster");
-		else if (title[0] && pg_title_parse_full(title, &pt) == 0)
-			snprintf(buf, len, "%s", pt.type);
-		else
-			snprintf(buf, len, "%s", target_proc_type(&c->t, pid));
-	} else if (proc_comm(pid, buf, len) < 0 && title[0]) {
-		const char *base = strrchr(title, '/');
-		snprintf(buf, len, "%.15s", base ? base + 1 : title);
-		buf[strcspn(buf, " ")] = '\0';
-	}
-	if (!buf[0])
-		snprintf(buf, len, "exited");
-}
-
-/* Every 200 ms: whether the target still runs. */
-static bool poll_check(void *arg)
-{
-	struct count_cmd *c = arg;
-
-	return c->t.kind == TARGET_NONE || target_alive(&c->t);
 }
 
 static void probe_label(const struct probe *p, char *buf, size_t len, bool full)
@@ -159,12 +119,17 @@ static void probe_label(const struct probe *p, char *buf, size_t len, bool full)
 		snprintf(buf, len, "%s:%s:%s", probe_kind_name(p->kind), bin, p->name);
 }
 
-/* One split row: a pid, or a type with its pids summed. */
+/* One split row: a process, or a type, database or user with its processes summed. */
 struct split {
 	__u32 probe, pid;
-	char type[64];
+	struct pid_label l;
 	uint64_t hits;
 };
+
+static const char *label_key(const struct pid_label *l, enum by by)
+{
+	return by == BY_TYPE ? l->type : by == BY_DATABASE ? l->database : l->user;
+}
 
 static int cmp_split(const void *a, const void *b)
 {
@@ -193,6 +158,12 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 	int n = count_probe_read_pids(c->cp, &k, &v), ns = 0;
 	struct split *s = calloc(n > 0 ? n : 1, sizeof(*s));
 
+	if (!s) {
+		free(k);
+		free(v);
+		*out = NULL;
+		return 0;
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t d = v[i].hits;
 		if (!summary && c->nprev) {
@@ -203,12 +174,13 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 		}
 		if (!d)
 			continue;
-		char type[64];
-		type_of(c, k[i].pid, v[i].title, type, sizeof(type));
-		if (c->by == BY_TYPE) {
+		struct pid_label l;
+		target_label(&c->t, k[i].pid, v[i].title, sizeof(v[i].title), &l);
+		if (c->by != BY_PID) {
 			int j;
 			for (j = 0; j < ns; j++)
-				if (s[j].probe == k[i].probe && !strcmp(s[j].type, type))
+				if (s[j].probe == k[i].probe &&
+				    !strcmp(label_key(&s[j].l, c->by), label_key(&l, c->by)))
 					break;
 			if (j < ns) {
 				s[j].hits += d;
@@ -217,11 +189,17 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 		}
 		s[ns].probe = k[i].probe;
 		s[ns].pid = k[i].pid;
-		snprintf(s[ns].type, sizeof(s[ns].type), "%s", type);
+		s[ns].l = l;
 		s[ns++].hits = d;
 	}
 	if (!summary) {
-		c->prev_hits = realloc(c->prev_hits, (n > 0 ? n : 1) * sizeof(*c->prev_hits));
+		struct prev_hit *ph = realloc(c->prev_hits, (n > 0 ? n : 1) * sizeof(*ph));
+		if (ph) {
+			c->prev_hits = ph;
+		} else {
+			warning("out of memory: the next interval's split covers the run so far");
+			n = 0;
+		}
 		for (int i = 0; i < n; i++) {
 			c->prev_hits[i].k = k[i];
 			c->prev_hits[i].hits = v[i].hits;
@@ -236,19 +214,36 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 	return ns;
 }
 
-static void report(struct count_cmd *c, bool summary)
+static void json_split(struct json *j, enum by by, const struct split *s)
 {
+	json_object_begin(j, NULL);
+	if (by == BY_PID) {
+		json_int(j, "pid", s->pid);
+		json_str(j, "type", s->l.type);
+		json_str(j, "user", s->l.user[0] ? s->l.user : NULL);
+		json_str(j, "database", s->l.database[0] ? s->l.database : NULL);
+	} else {
+		const char *v = label_key(&s->l, by);
+		json_str(j, by_name(by), v[0] ? v : NULL);
+	}
+	json_uint(j, "hits", s->hits);
+	json_object_end(j);
+}
+
+static void report(void *ctx, const struct frame_report *r)
+{
+	struct count_cmd *c = ctx;
+	bool summary = r->kind == FRAME_SUMMARY;
 	int n = c->probes.n, ns = 0;
 	uint64_t *d = calloc(n, sizeof(*d)), total = 0;
 	struct split *s = NULL;
-	double secs;
+	double secs = r->span_s;
 
-	if (count_probe_read(c->cp, c->cur) < 0) {
+	if (!d || count_probe_read(c->cp, c->cur) < 0) {
 		warning("cannot read the count map");
 		free(d);
 		return;
 	}
-	secs = summary ? runloop_total(&c->rl) : runloop_elapsed(&c->rl);
 	for (int i = 0; i < n; i++) {
 		d[i] = summary ? c->cur[i] : c->cur[i] - c->prev[i];
 		total += d[i];
@@ -263,11 +258,7 @@ static void report(struct count_cmd *c, bool summary)
 		char label[1024];
 
 		json_init(&j);
-		json_object_begin(&j, NULL);
-		if (summary)
-			json_bool(&j, "summary", true);
-		json_double(&j, "time", runloop_total(&c->rl));
-		json_double(&j, summary ? "duration" : "interval", secs);
+		frame_json_begin(&j, r);
 		json_uint(&j, "total", total);
 		json_array_begin(&j, "probes");
 		for (int i = 0; i < n; i++) {
@@ -283,17 +274,10 @@ static void report(struct count_cmd *c, bool summary)
 			json_uint(&j, "hits", d[i]);
 			json_double(&j, "rate", secs > 0 ? d[i] / secs : 0.0);
 			if (c->by != BY_NONE) {
-				json_array_begin(&j, c->by == BY_PID ? "pids" : "types");
-				for (int k = 0; k < ns; k++) {
-					if (s[k].probe != (__u32)i)
-						continue;
-					json_object_begin(&j, NULL);
-					if (c->by == BY_PID)
-						json_int(&j, "pid", s[k].pid);
-					json_str(&j, "type", s[k].type);
-					json_uint(&j, "hits", s[k].hits);
-					json_object_end(&j);
-				}
+				json_array_begin(&j, by_array(c->by));
+				for (int k = 0; k < ns; k++)
+					if (s[k].probe == (__u32)i)
+						json_split(&j, c->by, &s[k]);
 				json_array_end(&j);
 			}
 			json_object_end(&j);
@@ -303,33 +287,58 @@ static void report(struct count_cmd *c, bool summary)
 		json_flush_line(&j, stdout);
 		json_release(&j);
 	} else {
-		char ts[16], label[512];
-		time_t now = time(NULL);
+		char label[512];
+		int w = 5, wk = 4;
 
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		if (summary)
-			printf("\ntotal over %.1f s:\n", secs);
-		else
-			printf("%s\n", ts);
-		printf("  %-52s %12s %12s\n", "PROBE", "HITS", "PER_SEC");
+		for (int i = 0; i < n; i++) {
+			probe_label(&c->probes.p[i], label, sizeof(label), false);
+			w = frame_width(w, label);
+		}
+		for (int k = 0; k < ns; k++)
+			wk = frame_width(wk, c->by == BY_PID ? s[k].l.type : label_key(&s[k].l, c->by));
+		/* split rows sit under their probe, indented, within the probe column */
+		if (c->by == BY_PID && w < 13 + wk)
+			w = 13 + wk;
+		else if (c->by != BY_NONE && c->by != BY_PID && w < 2 + wk)
+			w = 2 + wk;
+		frame_text_head(stdout, r);
+		printf("\n  %-*s %12s %12s\n", w, "PROBE", "HITS", "PER_SEC");
 		for (int i = 0; i < n; i++) {
 			/* Intervals list the probes that fired; the summary lists them all. */
 			if (!summary && !d[i])
 				continue;
 			probe_label(&c->probes.p[i], label, sizeof(label), false);
-			printf("  %-52s %12" PRIu64 " %12.1f\n", label, d[i], secs > 0 ? d[i] / secs : 0.0);
+			printf("  %-*s %12" PRIu64 " %12.1f\n", w, label, d[i], secs > 0 ? d[i] / secs : 0.0);
 			for (int k = 0; k < ns; k++) {
+				const char *v = label_key(&s[k].l, c->by);
 				if (s[k].probe != (__u32)i)
 					continue;
 				if (c->by == BY_PID)
-					printf("    pid %-8u %-37.37s %12" PRIu64 "\n", s[k].pid, s[k].type, s[k].hits);
+					printf("    pid %-8u %-*s %12" PRIu64 "\n", s[k].pid, w - 13, s[k].l.type,
+					       s[k].hits);
 				else
-					printf("    %-48.48s %12" PRIu64 "\n", s[k].type, s[k].hits);
+					printf("    %-*s %12" PRIu64 "\n", w - 2, v[0] ? v : "-", s[k].hits);
 			}
 		}
 	}
 	free(s);
 	free(d);
+}
+
+/* After the summary: detach and free; safe twice (error paths, then the frame). */
+static void cleanup(void *ctx)
+{
+	struct count_cmd *c = ctx;
+
+	count_probe_destroy(c->cp);
+	c->cp = NULL;
+	probe_list_free(&c->probes);
+	target_free(&c->t);
+	free(c->prev);
+	free(c->cur);
+	free(c->prev_hits);
+	c->prev = c->cur = NULL;
+	c->prev_hits = NULL;
 }
 
 /* Whether any PROBE word (argv[optind..]) leaves its binary to the target. */
@@ -350,17 +359,21 @@ static bool needs_default_binary(int argc, char **argv)
 int cmd_count(int argc, char **argv)
 {
 	struct count_cmd c = { .max_probes = PROBES_MAX_DEFAULT };
-	struct target_opts to = { 0 };
+	const struct frame_ops ops = {
+		.report = report,
+		.teardown = cleanup,
+		.teardown_what = "detaching the probes",
+	};
 	const char *binary;
 	int ret;
 
-	ret = parse_options(&c, &to, argc, argv);
+	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
+		return frame_status(ret);
 	/* A probe that names no binary means the server's: default to the only cluster. */
-	if (!to.pg_set && !to.pids && !to.tid && needs_default_binary(argc, argv))
-		to.pg_set = true;
-	ret = target_resolve(&c.t, &to, false);
+	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid && needs_default_binary(argc, argv))
+		c.f.to.pg_set = true;
+	ret = target_resolve(&c.t, &c.f.to, false);
 	if (ret)
 		return ret;
 	if (c.by == BY_TYPE && c.t.kind != TARGET_PG)
@@ -373,41 +386,29 @@ int cmd_count(int argc, char **argv)
 			ret = probespec_resolve(&s, binary, c.max_probes, &c.probes);
 		probespec_free(&s);
 		if (ret)
-			goto out;
+			goto fail;
 	}
 	c.cp = count_probe_open(&c.t, &c.probes, c.by != BY_NONE);
 	if (!c.cp) {
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 	c.prev = calloc(c.probes.n, sizeof(*c.prev));
 	c.cur = calloc(c.probes.n, sizeof(*c.cur));
+	if (!c.prev || !c.cur) {
+		error("out of memory");
+		ret = EXIT_FAIL;
+		goto fail;
+	}
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	c.f.target = &c.t;
+	frame_start(&c.f);
 	fprintf(stderr, "tracing %d probe%s in %s; Ctrl-C to stop\n", count_probe_nlinks(c.cp),
 		count_probe_nlinks(c.cp) == 1 ? "" : "s",
 		c.t.kind == TARGET_NONE ? "every process" : target_describe(&c.t));
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
-		if (ev == RUNLOOP_TICK) {
-			report(&c, false);
-			continue;
-		}
-		if (c.t.kind != TARGET_NONE && !target_alive(&c.t))
-			warning("%s exited; stopping", target_describe(&c.t));
-		break;
-	}
-	if (c.time.interval > 0)
-		report(&c, false);
-	report(&c, true);
-	ret = EXIT_OK;
-out:
-	count_probe_destroy(c.cp);
-	probe_list_free(&c.probes);
-	target_free(&c.t);
-	free(c.prev);
-	free(c.cur);
-	free(c.prev_hits);
+	return frame_run(&c.f, &ops, &c);
+fail:
+	cleanup(&c);
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include "cmd/frame.h"
 #include "pg/cluster.h"
 #include "report/hist.h"
+#include "target/label.h"
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -111,39 +112,13 @@ static int parse_options(struct tps_cmd *c, int argc, char **argv)
 
 static void fill_info(struct tps_cmd *c, struct backend_info *bi, const struct tps_backend *b)
 {
-	struct pg_title pt;
+	struct pid_label l;
 
-	if (c->t.kind == TARGET_PG && bi->tgid == (__u32)c->t.pg.postmaster) {
-		snprintf(bi->type, sizeof(bi->type), "postmaster");
-		bi->typed = true;
-		return;
-	}
-	/* The title the kernel saw first: it survives the backend's exit. */
-	if (b->title[0] && pg_title_parse_full(b->title, &pt) == 0) {
-		snprintf(bi->type, sizeof(bi->type), "%s", pt.type);
-		snprintf(bi->user, sizeof(bi->user), "%s", pt.user);
-		snprintf(bi->database, sizeof(bi->database), "%s", pt.database);
-		bi->typed = true;
-		return;
-	}
-	if (c->t.kind == TARGET_PG) {
-		const char *type = target_proc_type(&c->t, bi->tgid);
-		if (type[0] && strcmp(type, "unknown")) {
-			snprintf(bi->type, sizeof(bi->type), "%s", type);
-			for (int i = 0; i < c->t.pg.nprocs; i++)
-				if (c->t.pg.procs[i].pid == (pid_t)bi->tgid) {
-					snprintf(bi->user, sizeof(bi->user), "%s", c->t.pg.procs[i].user);
-					snprintf(bi->database, sizeof(bi->database), "%s",
-						 c->t.pg.procs[i].database);
-				}
-			bi->typed = true;
-			return;
-		}
-		snprintf(bi->type, sizeof(bi->type), "%s", proc_exists(bi->tgid) ? "unknown" : "exited");
-		return;
-	}
-	if (proc_comm(bi->tgid, bi->type, sizeof(bi->type)) == 0)
-		bi->typed = true;
+	/* The title the kernel saw first survives the backend's exit. */
+	bi->typed = target_label(&c->t, bi->tgid, b->title, sizeof(b->title), &l);
+	snprintf(bi->type, sizeof(bi->type), "%s", l.type);
+	snprintf(bi->user, sizeof(bi->user), "%s", l.user);
+	snprintf(bi->database, sizeof(bi->database), "%s", l.database);
 }
 
 static int cmp_info(const void *a, const void *b)

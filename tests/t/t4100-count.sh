@@ -21,7 +21,7 @@ test_expect_success 'uprobe, uretprobe, USDT and wildcards on funcloop = its own
 	json_py "
 calls, ticks = $calls, $ticks
 s = d
-assert s[\"summary\"], s
+assert s[\"report\"] == \"summary\" and s[\"end\"] == \"target exited\", s
 hits = {p[\"kind\"] + \":\" + p[\"name\"]: p[\"hits\"] for p in s[\"probes\"]}
 assert hits == {\"uprobe:funcloop_work\": calls, \"usdt:tick\": calls,
                 \"uretprobe:funcloop_idle\": 0, \"uretprobe:funcloop_work\": calls}, hits
@@ -58,7 +58,11 @@ test_expect_success 'intervals add up to the total; --by pid names the workload'
 iv, s = lines[:-1], lines[-1]
 assert len(iv) >= 2, len(iv)
 assert sum(l[\"probes\"][0][\"hits\"] for l in iv) == s[\"probes\"][0][\"hits\"] == 3000, s
-assert s[\"probes\"][0][\"pids\"] == [{\"pid\": $lp, \"type\": \"funcloop\", \"hits\": 3000}], s
+assert all(l[\"report\"] == \"interval\" for l in iv), iv
+assert s[\"probes\"][0][\"processes\"] == [{\"pid\": $lp, \"type\": \"funcloop\", \"user\": None,
+                                          \"database\": None, \"hits\": 3000}], s
+# every interval splits its hits by process: the same hits
+assert all(sum(x[\"hits\"] for x in l[\"probes\"][0][\"processes\"]) == l[\"probes\"][0][\"hits\"] for l in iv), iv
 " <c3.json
 '
 

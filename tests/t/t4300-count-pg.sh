@@ -42,8 +42,9 @@ test_expect_success 'transaction__start and pg_parse_query per backend = the sta
 	json_py "
 pid = $pid
 for p in d[\"probes\"]:
-    mine = [x for x in p[\"pids\"] if x[\"pid\"] == pid]
+    mine = [x for x in p[\"processes\"] if x[\"pid\"] == pid]
     assert len(mine) == 1 and mine[0][\"type\"] == \"client backend\", p
+    assert mine[0][\"user\"] == \"postgres\" and mine[0][\"database\"] == \"postgres\", p
     # 26 statements; the connection start-up adds one transaction, no parse
     want = 27 if p[\"name\"] == \"transaction__start\" else 26
     assert mine[0][\"hits\"] == want, (p[\"name\"], mine)
@@ -61,6 +62,30 @@ h = {p[\"name\"]: p[\"hits\"] for p in d[\"probes\"]}
 assert h[\"query__start\"] == h[\"query__done\"] == 1, h
 assert h[\"transaction__start\"] == 2, h
 " <c3.json
+'
+
+test_expect_success '--by database and --by user: one database and one role = the statements psql sent' '
+	pg_sql "create database d2" &&
+	pg_sql "create role r2 login" &&
+	trace_start c4.json count --pg="$PGDATA" -j --by database usdt:postgresql:transaction__start &&
+	psql -XAtq -d d2 -f q.sql >/dev/null &&
+	trace_stop &&
+	trace_start c5.json count --pg="$PGDATA" -j --by user -i 0.1 usdt:postgresql:transaction__start &&
+	psql -XAtq -U r2 -d d2 -f q.sql >/dev/null &&
+	trace_stop &&
+	json_py "
+p = d[\"probes\"][0]
+d2 = [x for x in p[\"databases\"] if x[\"database\"] == \"d2\"]
+# 26 statements and the start-up transaction, in d2 only
+assert d2 == [{\"database\": \"d2\", \"hits\": 27}], p
+" <c4.json &&
+	json_py "
+s = d[\"probes\"][0]
+r2 = [x for x in s[\"users\"] if x[\"user\"] == \"r2\"]
+assert r2 == [{\"user\": \"r2\", \"hits\": 27}], s
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+assert sum(x[\"hits\"] for l in iv for x in l[\"probes\"][0][\"users\"] if x[\"user\"] == \"r2\") == 27, iv
+" <c5.json
 '
 
 test_expect_success 'a probe naming no binary and no target means the only cluster, as --pg does' '
