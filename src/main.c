@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "count",   cmd_count,   "how often functions and USDT probes fire" },
 	{ "stat",    cmd_stat,    "performance counters per process, thread, query or transaction" },
 	{ "profile", cmd_profile, "where the CPU time goes, by stack: text, folded, flame graph" },
+	{ "wait",    cmd_wait,    "where backends' time goes: CPU and each wait event, in seconds, by query" },
 	{ "bench",   cmd_bench,   "what each probe mechanism costs on this machine" },
 	{ "serve",   cmd_serve,   "the same figures for Prometheus: /metrics, OpenMetrics, textfile" },
 };
@@ -106,6 +107,6 @@ int main(int argc, char **argv)
 	}
 
 	error("unknown command '%s'", argv[i]);
-	hint("commands: doctor, pg, watch, tps, latency, count, stat, bench; see 'dbtap --help'");
+	hint("commands: doctor, pg, watch, tps, latency, count, stat, wait, bench; see 'dbtap --help'");
 	return EXIT_USAGE;
 }

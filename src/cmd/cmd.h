@@ -27,6 +27,7 @@ int cmd_stat(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
 
 /*
  * getopt_long helpers every command uses the same way: -j and -v are accepted in any

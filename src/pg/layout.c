@@ -144,3 +144,54 @@ int pg_major_of_process(pid_t pid)
 	strbuf_release(&sb);
 	return major;
 }
+
+/*
+ * 14 introduced my_wait_event_info (a pointer in .dynsym, what pgstat_report_wait_start
+ * writes through); before it the word is PGPROC's wait_event_info, found through MyProc.
+ * PGPROC offsets from offsetof() on each release's headers (x86-64).
+ */
+static const struct {
+	int major_min, major_max;
+	const char *symbol;
+	uint32_t field_off;
+} wait_locs[] = {
+	{ 13, 13, "MyProc", 684 },
+	{ 14, 18, "my_wait_event_info", 0 },
+};
+
+#define NWAITLOCS ((int)(sizeof(wait_locs) / sizeof(wait_locs[0])))
+
+int pg_wait_locate(int major, const struct elf_file *ef, struct pg_wait_loc *loc)
+{
+	struct elf_sym sym;
+	uint64_t off, size;
+
+	memset(loc, 0, sizeof(*loc));
+	if (ef && elf_file_has_dwarf(ef)) {
+		if (!elf_file_find_sym(ef, "my_wait_event_info", &sym)) {
+			loc->symbol = "my_wait_event_info";
+			loc->from_dwarf = 1;
+			return 0;
+		}
+		if (!elf_file_var_pointee_field(ef, "MyProc", "wait_event_info", &off, &size) &&
+		    size == 4) {
+			loc->symbol = "MyProc";
+			loc->field_off = off;
+			loc->from_dwarf = 1;
+			return 0;
+		}
+	}
+	for (int i = 0; i < NWAITLOCS; i++) {
+		if (major < wait_locs[i].major_min || major > wait_locs[i].major_max)
+			continue;
+		loc->symbol = wait_locs[i].symbol;
+		loc->field_off = wait_locs[i].field_off;
+		return 0;
+	}
+	error("PostgreSQL %d: dbtap knows where the wait event is in versions %d to %d only,"
+	      " and the server binary has no debug info to tell", major, wait_locs[0].major_min,
+	      wait_locs[NWAITLOCS - 1].major_max);
+	hint("install the server's debug symbols (DWARF) so dbtap can read where"
+	     " MyProc->wait_event_info is");
+	return -1;
+}

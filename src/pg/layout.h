@@ -51,6 +51,23 @@ const char *pg_counter_meaning(enum pg_counter c);
 int pg_counter_locate(enum pg_counter c, int major, const struct elf_file *ef,
 		      struct pg_counter_loc *loc);
 
+/*
+ * Where a backend's current wait event is: the u32 at field_off behind the pointer
+ * `symbol`. 14+: my_wait_event_info (points at MyProc->wait_event_info once the
+ * backend has a PGPROC, at a local word before); 12-13: MyProc->wait_event_info.
+ */
+struct pg_wait_loc {
+	const char *symbol;
+	uint32_t field_off;
+	int from_dwarf;
+};
+
+/*
+ * Locates the wait event word for this major version: DWARF in ef when present, else
+ * the table (versions whose layout was checked). Refused otherwise: error, hint, -1.
+ */
+int pg_wait_locate(int major, const struct elf_file *ef, struct pg_wait_loc *loc);
+
 /* Major version of the server a process belongs to (DATADIR/PG_VERSION via its cwd); -1. */
 int pg_major_of_process(pid_t pid);
 

@@ -67,6 +67,18 @@ int proc_cpu_time_ns(pid_t pid, uint64_t *ns)
 	return ret;
 }
 
+int proc_state(pid_t pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *t;
+	int c = -1;
+
+	if (read_stat_tail(pid, &sb, &t) == 0 && t[0])
+		c = (unsigned char)t[0];
+	strbuf_release(&sb);
+	return c;
+}
+
 pid_t proc_tgid(pid_t tid)
 {
 	char path[64], line[256];

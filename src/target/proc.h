@@ -25,6 +25,8 @@ char *proc_cwd(pid_t pid);
 int proc_threads(pid_t pid, pid_t **tids);
 /* Process ids whose parent is ppid. */
 int proc_children(pid_t ppid, pid_t **pids);
+/* The state letter of /proc/PID/stat ('R' running or runnable, 'S', 'D'...); -1 if gone. */
+int proc_state(pid_t pid);
 /* utime + stime of a process (all threads) in nanoseconds, from /proc/PID/stat. */
 int proc_cpu_time_ns(pid_t pid, uint64_t *ns);
 

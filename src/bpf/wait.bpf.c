@@ -1,0 +1,414 @@
+/* wait: every traced thread's time split at sched_switch into CPU and wait events, by statement. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "bpf/filter.bpf.h"
+#include "bpf/stathash.h"
+#include "bpf/wait.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * Where a backend's current wait event is: a pointer at wait_ptr_addr (the same address
+ * in every process of a cluster: backends are forked, not executed), and the u32 at
+ * wait_field_off behind it. PostgreSQL 14+ keeps my_wait_event_info pointing at the
+ * word (offset 0); older versions write MyProc->wait_event_info.
+ */
+const volatile __u64 wait_ptr_addr = 0;
+const volatile __u32 wait_field_off = 0;
+/* Client:ClientRead: idle when no transaction is open */
+const volatile __u32 idle_event = 0;
+const volatile bool want_stacks = false;
+
+/* Accounting starts here for threads already running when the program was attached. */
+__u64 t0 = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAIT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wait_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAIT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wait_proc);
+} procs SEC(".maps");
+
+/*
+ * Preallocated: the program runs inside the scheduler, where allocating is best
+ * avoided. A full map counts the stretch in drops instead of evicting another's time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAIT_MAX_AGGS);
+	__type(key, struct wait_key);
+	__type(value, struct wait_val);
+} aggs SEC(".maps");
+
+/* A sample text per statement hash, inserted once, for user space to normalize. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, WAIT_MAX_TEXTS);
+	__type(key, __u64);
+	__type(value, char[WAIT_TEXT_LEN]);
+} texts SEC(".maps");
+
+/* --stacks: kernel and user stacks at switch-out; user space sets the size (1 without). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[WAIT_TEXT_LEN]);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wait_drops);
+} drops SEC(".maps");
+
+static __always_inline struct wait_drops *drops_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&drops, &zero);
+}
+
+/* The filter of filter.bpf.h, for a task that need not be the current one. */
+static __always_inline bool filter_match_task(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+
+	if (filter_tid)
+		return tid == filter_tid;
+	if (filter_postmaster)
+		return tgid == filter_postmaster ||
+		       BPF_CORE_READ(task, real_parent, tgid) == filter_postmaster;
+	if (filter_use_pids)
+		return bpf_map_lookup_elem(&filter_pids, &tgid) != NULL;
+	return false; /* wait always has a target */
+}
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+/* Adds one stretch of time to (process, statement, wait). */
+static __always_inline void agg_add(__u32 tgid, __u64 stmt, __u32 kind, __u32 event,
+				    __u32 stack, __u32 ustack, __u64 ns, __u64 count)
+{
+	struct wait_key k = { .stmt = stmt, .tgid = tgid, .event = event, .kind = kind,
+			      .stack = stack, .ustack = ustack };
+	struct wait_val *v = bpf_map_lookup_elem(&aggs, &k);
+
+	if (!v) {
+		struct wait_val zero = {};
+		/* EEXIST when another CPU created it meanwhile: the lookup finds it then */
+		bpf_map_update_elem(&aggs, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&aggs, &k);
+		if (!v) {
+			struct wait_drops *d = drops_get();
+			if (d)
+				d->aggs_full++;
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->count, count);
+	/* one process's stretches come one at a time: a plain max is enough */
+	if (ns > v->max_ns)
+		v->max_ns = ns;
+}
+
+static __always_inline void proc_seen(__u32 tgid, __u64 now)
+{
+	if (!bpf_map_lookup_elem(&procs, &tgid)) {
+		struct wait_proc p = { .first = now };
+		bpf_map_update_elem(&procs, &tgid, &p, BPF_NOEXIST);
+	}
+}
+
+/* A thread seen for the first time: on CPU since start (or now). NULL when full. */
+static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u64 start,
+						      bool oncpu)
+{
+	struct wait_thread t = { .since = start, .first = start, .tgid = tgid, .oncpu = oncpu };
+	struct wait_thread *e;
+
+	bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	e = bpf_map_lookup_elem(&threads, &tid);
+	if (!e) {
+		struct wait_drops *d = drops_get();
+		if (d)
+			d->threads_full++;
+		return NULL;
+	}
+	proc_seen(tgid, start);
+	return e;
+}
+
+/* Closes the stretch in progress at now, charging it where it belongs. */
+static __always_inline void stretch_close(struct wait_thread *e, __u64 now)
+{
+	__u64 ns = now > e->since ? now - e->since : 0;
+
+	if (e->oncpu)
+		agg_add(e->tgid, e->stmt, WAIT_KIND_CPU, 0, 0, 0, ns, 0);
+	else
+		agg_add(e->tgid, e->stmt_off, e->kind, e->event, e->stack, e->ustack, ns, 1);
+	e->since = now;
+}
+
+/* The wait event of the current task (the one leaving the CPU); -1 when unreadable. */
+static __always_inline long read_wait_event(void)
+{
+	__u64 ptr = 0;
+	__u32 ev = 0;
+
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)wait_ptr_addr) || !ptr)
+		return -1;
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(ptr + wait_field_off)))
+		return -1;
+	return ev;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	unsigned int state;
+	struct wait_drops *d;
+	long ev;
+
+	if (!e) {
+		if (!filter_match_task(prev))
+			return;
+		/* running since before the attach: its time starts at t0 */
+		e = thread_new(tid, tgid, t0 && t0 < now ? t0 : now, true);
+		if (!e)
+			return;
+	}
+	d = drops_get();
+	if (d)
+		d->switches++;
+	stretch_close(e, now);
+	state = task_state(prev);
+	if (state & 0x80 /* TASK_DEAD: the last switch of an exiting thread */) {
+		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+		if (p && tid == tgid)
+			p->last = now;
+		bpf_map_delete_elem(&threads, &tid);
+		return;
+	}
+	ev = read_wait_event();
+	e->oncpu = 0;
+	e->stmt_off = e->stmt;
+	e->stack = e->ustack = 0;
+	if (ev < 0) {
+		e->event = 0;
+		e->kind = WAIT_KIND_UNREADABLE;
+	} else if (ev) {
+		e->event = ev;
+		e->kind = ev == idle_event && !e->in_xact ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
+	} else {
+		e->event = 0;
+		/* still TASK_RUNNING: taken off the CPU, not waiting for anything */
+		e->kind = state == 0 ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
+	}
+	if (want_stacks && e->kind != WAIT_KIND_RUNNABLE) {
+		long k = bpf_get_stackid(ctx, &stacks, 0);
+		long u = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (k >= 0)
+			e->stack = k + 1;
+		if (u >= 0)
+			e->ustack = u + 1;
+		if ((k < 0 || u < 0) && d)
+			d->stacks_lost++;
+	}
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	struct wait_drops *d;
+
+	if (!e) {
+		if (!filter_match_task(next))
+			return;
+		/* a thread forked after the attach, running for the first time */
+		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
+		if (!e)
+			return;
+		e->oncpu = 1;
+		return;
+	}
+	d = drops_get();
+	if (d)
+		d->switches++;
+	stretch_close(e, now);
+	e->oncpu = 1;
+}
+
+/* The tracepoint fires on the CPU both threads share, before the switch: prev is current. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, now);
+	switch_in(next, now);
+	return 0;
+}
+
+/*
+ * PostgreSQL writes "postgres: USER DB HOST ..." into its argv area; read in the kernel
+ * at the first transactions, it gives the type of backends that exit before user space
+ * looks. The second read replaces a start-up title.
+ */
+static __always_inline void proc_title(__u32 tgid)
+{
+	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct task_struct *task;
+
+	if (!p || p->titled >= 2)
+		return;
+	p->titled++;
+	task = (struct task_struct *)bpf_get_current_task();
+	bpf_probe_read_user_str(p->title, sizeof(p->title), (void *)BPF_CORE_READ(task, mm, arg_start));
+}
+
+/* The current thread's entry for the USDT programs, made when missing. */
+static __always_inline struct wait_thread *thread_current(__u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
+
+	if (e)
+		return e;
+	return thread_new(tid, id >> 32, now, true);
+}
+
+struct hash_ctx {
+	char *text;
+	struct stathash sh;
+};
+
+static long hash_step(__u32 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	char ch = c->text[i & (WAIT_TEXT_LEN - 1)];
+
+	if (!ch)
+		return 1;
+	stathash_byte(&c->sh, ch);
+	return 0;
+}
+
+/* The statement changes: the CPU time so far belongs to the one before. */
+static __always_inline void stmt_set(struct wait_thread *e, __u64 stmt, __u64 now)
+{
+	if (e->oncpu)
+		stretch_close(e, now);
+	e->stmt = stmt;
+}
+
+SEC("usdt")
+int BPF_USDT(query_start, const char *query)
+{
+	__u64 now = bpf_ktime_get_ns(), key;
+	struct wait_thread *e;
+	struct hash_ctx hc;
+	__u32 zero = 0;
+	char *text;
+
+	if (!filter_match())
+		return 0;
+	e = thread_current(now);
+	text = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e || !text)
+		return 0;
+	if (bpf_probe_read_user_str(text, WAIT_TEXT_LEN, query) < 0)
+		text[0] = '\0';
+	hc.text = text;
+	stathash_init(&hc.sh);
+	/* bpf_loop: the verifier checks the step once, not once per byte */
+	bpf_loop(WAIT_TEXT_LEN, hash_step, &hc, 0);
+	key = stathash_final(&hc.sh);
+	if (!bpf_map_lookup_elem(&texts, &key) &&
+	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&texts, &key)) {
+		struct wait_drops *d = drops_get();
+		if (d)
+			d->texts_full++;
+	}
+	stmt_set(e, key, now);
+	return 0;
+}
+
+/* The probes without arguments: the end of a statement, transaction starts and ends. */
+static __always_inline void on_event(__u64 which)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct wait_thread *e;
+
+	if (!filter_match())
+		return;
+	e = thread_current(now);
+	if (!e)
+		return;
+	switch (which) {
+	case WAIT_EV_QUERY_DONE:
+		stmt_set(e, 0, now);
+		break;
+	case WAIT_EV_TXN_START:
+		e->in_xact = 1;
+		proc_title(e->tgid);
+		break;
+	case WAIT_EV_TXN_COMMIT:
+		e->in_xact = 0;
+		break;
+	case WAIT_EV_TXN_ABORT:
+		/* query__done does not fire for a statement that fails: its abort ends it */
+		e->in_xact = 0;
+		stmt_set(e, 0, now);
+		break;
+	}
+}
+
+/* The cookie says which probe: attach.c's USDT sites, or its uprobe per site. */
+SEC("usdt")
+int BPF_USDT(event_usdt)
+{
+	on_event(bpf_usdt_cookie(ctx));
+	return 0;
+}
+
+SEC("uprobe")
+int event_uprobe(struct pt_regs *ctx)
+{
+	on_event(bpf_get_attach_cookie(ctx));
+	return 0;
+}

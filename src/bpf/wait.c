@@ -1,0 +1,307 @@
+/* Loads wait.bpf.c at sched_switch and the server's USDT probes, reads its maps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/attach.h"
+#include "bpf/corebtf.h"
+#include "bpf/filter.h"
+#include "bpf/mapdump.h"
+#include "bpf/wait.h"
+#include "pg/probes.h"
+#include "target/probespec.h"
+#include "util/error.h"
+#include "wait.skel.h"
+
+#define WAIT_STACKS 16384
+
+struct wait_probe {
+	struct wait *skel;
+	struct bpf_link **links;
+	int nlinks, ncpus;
+	const struct wait_probe_opts *o;
+	struct probe_list lists[5];
+};
+
+void wait_probe_destroy(struct wait_probe *wp)
+{
+	if (!wp)
+		return;
+	/* the USDT links first (attached last), the scheduler's last */
+	for (int i = wp->nlinks - 1; i >= 0; i--)
+		bpf_link__destroy(wp->links[i]);
+	free(wp->links);
+	wait__destroy(wp->skel);
+	for (int i = 0; i < 5; i++)
+		probe_list_free(&wp->lists[i]);
+	free(wp);
+}
+
+uint64_t wait_probe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
+{
+	struct wait_probe *wp = calloc(1, sizeof(*wp));
+	int err;
+
+	if (!wp) {
+		error("out of memory");
+		return NULL;
+	}
+	wp->o = o;
+	wp->ncpus = libbpf_num_possible_cpus();
+	wp->skel = wait__open_opts(core_btf_open_opts());
+	if (!wp->skel) {
+		error_errno("cannot open the wait BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	TARGET_FILTER_RODATA(wp->skel, o->target);
+	wp->skel->rodata->wait_ptr_addr = o->ptr_addr;
+	wp->skel->rodata->wait_field_off = o->field_off;
+	wp->skel->rodata->idle_event = o->idle_event;
+	wp->skel->rodata->want_stacks = o->stacks;
+	if (o->stacks)
+		bpf_map__set_max_entries(wp->skel->maps.stacks, WAIT_STACKS);
+	err = wait__load(wp->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the wait BPF program");
+		hint("run as root; 'dbtap -v wait ...' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(wp->skel->maps.filter_pids), o->target) < 0) {
+		error("cannot fill the process filter");
+		hint("the filter holds 1024 pids");
+		goto fail;
+	}
+	return wp;
+fail:
+	wait_probe_destroy(wp);
+	return NULL;
+}
+
+void wait_probe_start(struct wait_probe *wp, uint64_t t0)
+{
+	wp->skel->bss->t0 = t0;
+}
+
+int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event)
+{
+	uint64_t t0 = wp->skel->bss->t0;
+	struct wait_thread t = { .since = t0, .first = t0, .tgid = tgid, .oncpu = oncpu,
+				 .event = event };
+	struct wait_proc p = { .first = t0 };
+	__u32 k = tid, pk = tgid;
+
+	if (!oncpu) {
+		/* a transaction open at the start is seen from its next probe only */
+		t.kind = event == 0 ? WAIT_KIND_UNLABELLED :
+			 event == wp->o->idle_event ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
+	}
+	bpf_map_update_elem(bpf_map__fd(wp->skel->maps.procs), &pk, &p, BPF_NOEXIST);
+	return bpf_map_update_elem(bpf_map__fd(wp->skel->maps.threads), &k, &t, BPF_NOEXIST) ?
+	       -1 : 0;
+}
+
+static int push(struct wait_probe *wp, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(wp->links, (wp->nlinks + 1) * sizeof(*n));
+
+	if (!n) {
+		bpf_link__destroy(l);
+		return -1;
+	}
+	wp->links = n;
+	wp->links[wp->nlinks++] = l;
+	return 0;
+}
+
+/* One USDT probe of the server by name; the cookie tells the program which it is. */
+static int attach_usdt(struct wait_probe *wp, int slot, const char *provider, const char *name,
+		       bool query_start, uint64_t cookie)
+{
+	char spec[600];
+	struct probespec s;
+	int ret;
+
+	snprintf(spec, sizeof(spec), "usdt:%s:%s:%s", wp->o->binary, provider, name);
+	ret = probespec_parse(spec, &s);
+	if (!ret)
+		ret = probespec_resolve(&s, wp->o->binary, 64, &wp->lists[slot]);
+	probespec_free(&s);
+	if (ret)
+		return -1;
+	for (int i = 0; i < wp->lists[slot].n; i++)
+		if (probe_attach(wp->skel->progs.event_uprobe,
+				 query_start ? wp->skel->progs.query_start : wp->skel->progs.event_usdt,
+				 &wp->lists[slot].p[i], attach_pid(wp->o->target), cookie, query_start,
+				 &wp->links, &wp->nlinks) < 0)
+			return -1;
+	return 0;
+}
+
+int wait_probe_attach(struct wait_probe *wp)
+{
+	const struct pg_probes *n = pg_probes_for(wp->o->major);
+	struct bpf_link *l = bpf_program__attach(wp->skel->progs.on_switch);
+
+	if (!l || push(wp, l) < 0) {
+		error_errno("cannot attach to the sched_switch tracepoint");
+		hint("the kernel needs BTF (CONFIG_DEBUG_INFO_BTF); 'dbtap doctor' checks it");
+		return -1;
+	}
+	if (!n) {
+		error("PostgreSQL %d is older than any version dbtap knows the probes of",
+		      wp->o->major);
+		hint("wait needs PostgreSQL 12 or later");
+		return -1;
+	}
+	/* the ends before the starts: nothing is opened that could not be closed */
+	if (attach_usdt(wp, 0, n->provider, n->txn_commit, false, WAIT_EV_TXN_COMMIT) ||
+	    attach_usdt(wp, 1, n->provider, n->txn_abort, false, WAIT_EV_TXN_ABORT) ||
+	    attach_usdt(wp, 2, n->provider, n->query_done, false, WAIT_EV_QUERY_DONE) ||
+	    attach_usdt(wp, 3, n->provider, n->txn_start, false, WAIT_EV_TXN_START) ||
+	    attach_usdt(wp, 4, n->provider, n->query_start, true, 0))
+		return -1;
+	return 0;
+}
+
+int wait_probe_nlinks(const struct wait_probe *wp)
+{
+	return wp->nlinks;
+}
+
+int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)
+{
+	struct wait_key *k = NULL;
+	struct wait_val *v = NULL;
+	int n = map_dump(bpf_map__fd(wp->skel->maps.aggs), sizeof(*k), sizeof(*v), (void **)&k,
+			 (void **)&v);
+
+	*out = NULL;
+	if (n < 0)
+		return -1;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		(*out)[i].k = k[i];
+		(*out)[i].v = v[i];
+	}
+	free(k);
+	free(v);
+	return n;
+}
+
+int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out)
+{
+	__u32 *k = NULL;
+	struct wait_thread *v = NULL;
+	int n = map_dump(bpf_map__fd(wp->skel->maps.threads), sizeof(*k), sizeof(*v),
+			 (void **)&k, (void **)&v);
+
+	*out = NULL;
+	if (n < 0)
+		return -1;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		(*out)[i].tid = k[i];
+		(*out)[i].t = v[i];
+	}
+	free(k);
+	free(v);
+	return n;
+}
+
+int wait_probe_read_procs(struct wait_probe *wp, struct wait_proc_entry **out)
+{
+	__u32 *k = NULL;
+	struct wait_proc *v = NULL;
+	int n = map_dump(bpf_map__fd(wp->skel->maps.procs), sizeof(*k), sizeof(*v),
+			 (void **)&k, (void **)&v);
+
+	*out = NULL;
+	if (n < 0)
+		return -1;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		(*out)[i].tgid = k[i];
+		(*out)[i].p = v[i];
+	}
+	free(k);
+	free(v);
+	return n;
+}
+
+int wait_probe_text(struct wait_probe *wp, uint64_t stmt, char *buf)
+{
+	__u64 k = stmt;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(wp->skel->maps.texts), &k, buf)) {
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[WAIT_TEXT_LEN - 1] = '\0';
+	return 0;
+}
+
+int wait_probe_drops(struct wait_probe *wp, struct wait_drops *out)
+{
+	struct wait_drops *pc = calloc(wp->ncpus, sizeof(*pc));
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!pc)
+		return -1;
+	if (bpf_map_lookup_elem(bpf_map__fd(wp->skel->maps.drops), &zero, pc)) {
+		free(pc);
+		return -1;
+	}
+	for (int c = 0; c < wp->ncpus; c++) {
+		out->aggs_full += pc[c].aggs_full;
+		out->threads_full += pc[c].threads_full;
+		out->texts_full += pc[c].texts_full;
+		out->stacks_lost += pc[c].stacks_lost;
+		out->switches += pc[c].switches;
+	}
+	free(pc);
+	return 0;
+}
+
+int wait_probe_stack(struct wait_probe *wp, uint32_t id1, uint64_t *ips, int max)
+{
+	__u64 frames[127] = { 0 };
+	__u32 id = id1 - 1;
+	int n = 0;
+
+	if (!id1 || bpf_map_lookup_elem(bpf_map__fd(wp->skel->maps.stacks), &id, frames))
+		return 0;
+	for (int i = 0; i < 127 && i < max && frames[i]; i++)
+		ips[n++] = frames[i];
+	return n;
+}

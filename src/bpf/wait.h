@@ -1,0 +1,147 @@
+/* Structures shared by wait.bpf.c and its user side: per-thread state, time per wait. */
+#ifndef DBTAP_BPF_WAIT_H
+#define DBTAP_BPF_WAIT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define WAIT_TEXT_LEN  256   /* a power of two: the hash loop masks its index with it */
+#define WAIT_MAX_AGGS  65536 /* (process, statement, wait) keys; more are counted in drops */
+#define WAIT_MAX_TEXTS 10000
+#define WAIT_MAX_THREADS 16384
+
+/* Cookies of the probes without arguments (wait.bpf.c on_event). */
+enum { WAIT_EV_QUERY_DONE = 1, WAIT_EV_TXN_START, WAIT_EV_TXN_COMMIT, WAIT_EV_TXN_ABORT };
+
+/*
+ * What a stretch of a backend's time was. Off CPU, the wait event read as the thread
+ * left the CPU decides; with none set, the thread was either still runnable (taken off
+ * by the scheduler) or asleep for something PostgreSQL does not label.
+ */
+enum wait_kind {
+	WAIT_KIND_CPU = 0,        /* on CPU */
+	WAIT_KIND_WAIT = 1,       /* off CPU with a wait event set */
+	WAIT_KIND_IDLE = 2,       /* Client:ClientRead outside a transaction */
+	WAIT_KIND_RUNNABLE = 3,   /* off CPU, no wait event, preempted: waiting for a CPU */
+	WAIT_KIND_UNLABELLED = 4, /* off CPU, no wait event, asleep */
+	WAIT_KIND_UNREADABLE = 5, /* off CPU, the wait event word could not be read */
+	WAIT_NKINDS
+};
+
+/* One (process, statement, wait) in the kernel's aggregate map. */
+struct wait_key {
+	__u64 stmt;   /* statement hash (stathash.h), 0 outside a statement */
+	__u32 tgid;
+	__u32 event;  /* wait_event_info, 0 for the kinds without one */
+	__u32 kind;   /* enum wait_kind */
+	__u32 stack;  /* --stacks: kernel stack id + 1, 0 none */
+	__u32 ustack; /* --stacks: user stack id + 1, 0 none */
+	__u32 pad;
+};
+
+struct wait_val {
+	__u64 ns;
+	__u64 count;  /* stretches: times the thread left the CPU in this wait */
+	__u64 max_ns;
+};
+
+/* Per thread: where its time is going now. Written at switches and USDT probes. */
+struct wait_thread {
+	__u64 since;    /* ktime of the last switch: start of the current stretch */
+	__u64 first;    /* ktime the accounting of this thread starts */
+	__u64 stmt;     /* statement in progress (query__start), 0 none */
+	__u64 stmt_off; /* statement the current off-CPU stretch is charged to */
+	__u32 tgid;
+	__u32 event;    /* off CPU: wait event read at switch-out */
+	__u32 kind;     /* off CPU: enum wait_kind of the current stretch */
+	__u32 stack;    /* off CPU, --stacks: stack ids of the switch-out, + 1 */
+	__u32 ustack;
+	__u8 oncpu;
+	__u8 in_xact;   /* between transaction__start and commit/abort */
+	__u8 pad[2];
+};
+
+/* Per process: the span its threads were accounted over. */
+#define WAIT_TITLE_LEN 96
+
+struct wait_proc {
+	__u64 first;  /* ktime of the first accounted stretch */
+	__u64 last;   /* ktime of its exit, 0 while it runs */
+	__u32 titled; /* title reads so far (the first may be the start-up title) */
+	__u32 pad;
+	/* the process title as its transactions saw it: the type of a backend that exited */
+	char title[WAIT_TITLE_LEN];
+};
+
+/* Per CPU. */
+struct wait_drops {
+	__u64 aggs_full;    /* stretches not added: the aggregate map was full */
+	__u64 threads_full; /* switches of threads not followed: the thread map was full */
+	__u64 texts_full;
+	__u64 stacks_lost;  /* --stacks: stacks that could not be taken */
+	__u64 switches;     /* switches of followed threads (out + in) */
+};
+
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/target.h"
+
+struct wait_probe;
+
+/* Where each traced process keeps its wait event: the u32 at *(u64 *)ptr_addr + field_off. */
+struct wait_probe_opts {
+	struct target *target;
+	const char *binary;   /* the server binary, for the USDT probes */
+	int major;            /* PostgreSQL major version, for the probe names */
+	uint64_t ptr_addr;    /* run-time address of my_wait_event_info (or MyProc) */
+	uint32_t field_off;   /* offset of the u32 behind that pointer */
+	uint32_t idle_event;  /* Client:ClientRead */
+	bool stacks;
+};
+
+/* An aggregate entry, read back. */
+struct wait_entry {
+	struct wait_key k;
+	struct wait_val v;
+};
+
+struct wait_thread_entry {
+	__u32 tid;
+	struct wait_thread t;
+};
+
+struct wait_proc_entry {
+	__u32 tgid;
+	struct wait_proc p;
+};
+
+/* Opens and loads; NULL with an error and a hint printed. Nothing attached yet. */
+struct wait_probe *wait_probe_open(const struct wait_probe_opts *o);
+/*
+ * Before attach: the accounting of threads already running starts at t0 (ktime ns);
+ * a thread seen off CPU in wait event `event` (0 none) is entered as waiting since t0.
+ */
+void wait_probe_start(struct wait_probe *wp, uint64_t t0);
+int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event);
+/* Attaches sched_switch, then the USDT probes; -1 with the error printed. */
+int wait_probe_attach(struct wait_probe *wp);
+/* Cumulative aggregates, count returned, a malloc'd array; -1 on failure. */
+int wait_probe_read(struct wait_probe *wp, struct wait_entry **out);
+int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out);
+int wait_probe_read_procs(struct wait_probe *wp, struct wait_proc_entry **out);
+/* Sample text of a statement hash into buf (WAIT_TEXT_LEN bytes); 0 or -1. */
+int wait_probe_text(struct wait_probe *wp, uint64_t stmt, char *buf);
+/* Drops summed over CPUs. */
+int wait_probe_drops(struct wait_probe *wp, struct wait_drops *out);
+/* Frames of a stack id (as stored in a key, + 1), count returned into ips. */
+int wait_probe_stack(struct wait_probe *wp, uint32_t id1, uint64_t *ips, int max);
+/* CLOCK_MONOTONIC now in ns: the kernel's bpf_ktime_get_ns. */
+uint64_t wait_probe_now(void);
+int wait_probe_nlinks(const struct wait_probe *wp);
+void wait_probe_destroy(struct wait_probe *wp);
+#endif
+
+#endif

@@ -1,0 +1,882 @@
+/* dbtap wait: where backends' time goes, in seconds: CPU, each wait event, by statement. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf/wait.h"
+#include "cmd/cmd.h"
+#include "pg/cluster.h"
+#include "pg/layout.h"
+#include "pg/probes.h"
+#include "pg/waitevent.h"
+#include "target/elf.h"
+#include "target/mem.h"
+#include "target/proc.h"
+#include "target/target.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/runloop.h"
+
+enum wait_by { WBY_EVENT, WBY_TYPE, WBY_PID, WBY_DATABASE, WBY_USER, WBY_QUERY };
+static const char *const by_names[] = { "event", "type", "pid", "database", "user", "query" };
+
+/* What user space knows of a traced process: its title's parts. */
+struct pinfo {
+	__u32 pid;
+	char type[64], user[64], database[64];
+};
+
+/* One line of a report: a group (pid, database, user, statement) and a wait. */
+struct row {
+	char group[WAIT_TEXT_LEN * 2]; /* "" for --by event|type */
+	__u32 pid;                     /* --by pid */
+	__u32 kind, event;             /* event 0 for --by type and for non-wait kinds */
+	uint64_t ns, count, max_ns;
+};
+
+/* Per process over a report: where its wall time went, by kind. */
+struct pacc {
+	__u32 pid;
+	uint64_t wall_ns;
+	uint64_t kind_ns[WAIT_NKINDS];
+	bool exited;
+};
+
+/* All figures at one instant: aggregates plus the stretches in progress. */
+struct snap {
+	struct wait_entry *e;
+	int n;
+	struct pacc *p;
+	int np;
+	uint64_t now;
+};
+
+struct wait_cmd {
+	struct target t;
+	struct time_opts time;
+	enum wait_by by;
+	int top;
+	bool include_idle, stacks;
+	const char *out_path;
+	int major;
+	struct wait_probe_opts po;
+	struct wait_probe *wp;
+	struct pinfo *pi;
+	int npi;
+	struct snap prev;
+	struct runloop rl;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dbtap wait [--pg [TARGET] | -p PID[,PID]] [-i SECS] [-d SECS]\n"
+		"                  [--by event|type|pid|database|user|query] [--top N]\n"
+		"                  [--include-idle] [--stacks -o FILE.folded] [-j]\n\n"
+		"Splits every traced backend's wall time, in the kernel, at each context switch:\n"
+		"time on CPU, time off CPU in each wait event (read from the backend as it\n"
+		"leaves the CPU, named as pg_stat_activity names it), and time off CPU with no\n"
+		"wait event set, runnable or asleep. Client:ClientRead outside a transaction is\n"
+		"idle: reported apart and left out of the totals unless --include-idle.\n\n"
+		"options:\n"
+		"  --pg [TARGET]      every process of a cluster, later backends included (default)\n"
+		"  -p PID[,PID]       these server processes\n"
+		"  -i, --interval S   a report every S seconds (default: only the final one)\n"
+		"  -d, --duration S   stop after S seconds (default: Ctrl-C, or the server exits)\n"
+		"  --by WHAT          rows by wait event (default), wait event type, or per pid,\n"
+		"                     database, user or statement (literals as $n) and wait event\n"
+		"  --top N            rows listed (default 20)\n"
+		"  --include-idle     count idle time (ClientRead outside a transaction) in totals\n"
+		"  --stacks           kernel and user stacks at each switch-out; with -o FILE\n"
+		"  -o FILE.folded     off-CPU stacks, folded, the wait event as the root frame\n"
+		"  -j, --json         one JSON object per report, the last with \"summary\": true\n"
+		"  -h, --help         this text\n\n"
+		"examples:\n"
+		"  dbtap wait --pg -d 10\n"
+		"  dbtap wait --pg /var/lib/postgresql/15/main --by query --top 5 -d 30\n");
+}
+
+static int parse_by(struct wait_cmd *c, const char *arg)
+{
+	for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++) {
+		if (!strcmp(arg, by_names[i])) {
+			c->by = (enum wait_by)i;
+			return 0;
+		}
+	}
+	error("unknown --by '%s'", arg);
+	hint("--by takes event, type, pid, database, user or query");
+	return -1;
+}
+
+static int parse_options(struct wait_cmd *c, struct target_opts *to, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		TRACING_LONGOPTS,
+		{ "by", required_argument, NULL, 'b' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "include-idle", no_argument, NULL, 'I' },
+		{ "stacks", no_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, r;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "o:h", longopts, NULL)) != -1) {
+		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
+			return EXIT_USAGE;
+		if (r)
+			continue;
+		switch (opt) {
+		case 'b':
+			if (parse_by(c, optarg) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			if (top_opt(&c->top, optarg, "rows") < 0)
+				return EXIT_USAGE;
+			break;
+		case 'I':
+			c->include_idle = true;
+			break;
+		case 'S':
+			c->stacks = true;
+			break;
+		case 'o':
+			c->out_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			return cmd_bad_option("wait", opt, argv);
+		}
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		hint("wait takes options only; see 'dbtap wait --help'");
+		return EXIT_USAGE;
+	}
+	if (to->tid) {
+		error("wait follows processes, not single threads: -t is not for wait");
+		hint("use -p PID with the backend's pid, or --pg");
+		return EXIT_USAGE;
+	}
+	if (c->out_path && !c->stacks) {
+		error("-o '%s' writes stacks, and --stacks is not given", c->out_path);
+		hint("add --stacks");
+		return EXIT_USAGE;
+	}
+	if (c->out_path) {
+		size_t l = strlen(c->out_path);
+		if (l < 8 || strcmp(c->out_path + l - 7, ".folded")) {
+			error("-o '%s': the stacks are written as FILE.folded", c->out_path);
+			hint("name the file with .folded at the end");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* The traced processes' user, database and type, kept once seen (exited ones too). */
+static struct pinfo *pinfo_get(struct wait_cmd *c, __u32 pid, const char *ktitle)
+{
+	struct pinfo *p = NULL;
+	struct pg_title pt;
+
+	for (int i = 0; i < c->npi && !p; i++)
+		if (c->pi[i].pid == pid)
+			p = &c->pi[i];
+	if (p && (strcmp(p->type, "exited") || !ktitle || !ktitle[0]))
+		return p;
+	if (!p) {
+		p = realloc(c->pi, (c->npi + 1) * sizeof(*p));
+		if (!p)
+			return NULL;
+		c->pi = p;
+		p = &c->pi[c->npi++];
+	}
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	if (c->t.kind == TARGET_PG && pid == (__u32)c->t.pg.postmaster) {
+		snprintf(p->type, sizeof(p->type), "postmaster");
+		return p;
+	}
+	char *title = proc_title(pid);
+	/* the kernel's copy first: the pid may be another process's by now */
+	if ((ktitle && ktitle[0] && !pg_title_parse_full(ktitle, &pt)) ||
+	    (title && !pg_title_parse_full(title, &pt))) {
+		snprintf(p->type, sizeof(p->type), "%s", pt.type);
+		snprintf(p->user, sizeof(p->user), "%s", pt.user);
+		snprintf(p->database, sizeof(p->database), "%s", pt.database);
+	} else {
+		snprintf(p->type, sizeof(p->type), "exited");
+	}
+	free(title);
+	return p;
+}
+
+static const char *kind_key(__u32 kind)
+{
+	static const char *const k[WAIT_NKINDS] = {
+		"cpu", "wait", "idle", "runnable", "unlabelled", "unreadable",
+	};
+	return kind < WAIT_NKINDS ? k[kind] : "unknown";
+}
+
+/* Text labels of the rows that are no wait event. */
+static const char *kind_label(__u32 kind)
+{
+	switch (kind) {
+	case WAIT_KIND_CPU:
+		return "on CPU";
+	case WAIT_KIND_RUNNABLE:
+		return "runnable (off CPU, waiting for a CPU)";
+	case WAIT_KIND_UNLABELLED:
+		return "off CPU, no wait event set";
+	case WAIT_KIND_UNREADABLE:
+		return "off CPU, wait event unreadable";
+	}
+	return "?";
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct wait_entry *)a)->k, &((const struct wait_entry *)b)->k,
+		      sizeof(struct wait_key));
+}
+
+/* Sorts by key and adds up entries with equal keys (an aggregate and its open stretch). */
+static int merge_keys(struct wait_entry *e, int n)
+{
+	int m = 0;
+
+	qsort(e, n, sizeof(*e), cmp_key);
+	for (int i = 0; i < n; i++) {
+		if (m && !memcmp(&e[m - 1].k, &e[i].k, sizeof(e[i].k))) {
+			e[m - 1].v.ns += e[i].v.ns;
+			e[m - 1].v.count += e[i].v.count;
+			if (e[i].v.max_ns > e[m - 1].v.max_ns)
+				e[m - 1].v.max_ns = e[i].v.max_ns;
+			continue;
+		}
+		e[m++] = e[i];
+	}
+	return m;
+}
+
+static struct pacc *pacc_get(struct snap *s, __u32 pid)
+{
+	for (int i = 0; i < s->np; i++)
+		if (s->p[i].pid == pid)
+			return &s->p[i];
+	struct pacc *p = realloc(s->p, (s->np + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	s->p = p;
+	p = &s->p[s->np++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static void snap_free(struct snap *s)
+{
+	free(s->e);
+	free(s->p);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Reads the kernel's figures and closes, on paper, the stretches still in progress. */
+static int snap_take(struct wait_cmd *c, struct snap *s)
+{
+	struct wait_thread_entry *th = NULL;
+	struct wait_proc_entry *pr = NULL;
+	int nth, npr;
+
+	memset(s, 0, sizeof(*s));
+	s->n = wait_probe_read(c->wp, &s->e);
+	s->now = wait_probe_now();
+	nth = wait_probe_read_threads(c->wp, &th);
+	npr = wait_probe_read_procs(c->wp, &pr);
+	if (s->n < 0 || nth < 0 || npr < 0) {
+		free(th);
+		free(pr);
+		snap_free(s);
+		return error("out of memory reading the wait figures");
+	}
+	struct wait_entry *e = realloc(s->e, (s->n + nth + 1) * sizeof(*e));
+	if (!e) {
+		free(th);
+		free(pr);
+		snap_free(s);
+		return error("out of memory reading the wait figures");
+	}
+	s->e = e;
+	for (int i = 0; i < nth; i++) {
+		const struct wait_thread *t = &th[i].t;
+		struct wait_entry *x = &s->e[s->n];
+		uint64_t ns = s->now > t->since ? s->now - t->since : 0;
+		memset(x, 0, sizeof(*x));
+		x->k.tgid = t->tgid;
+		if (t->oncpu) {
+			x->k.stmt = t->stmt;
+			x->k.kind = WAIT_KIND_CPU;
+		} else {
+			x->k.stmt = t->stmt_off;
+			x->k.kind = t->kind;
+			x->k.event = t->event;
+			x->k.stack = t->stack;
+			x->k.ustack = t->ustack;
+			x->v.count = 1; /* a wait in progress is a wait */
+		}
+		x->v.ns = ns;
+		x->v.max_ns = ns;
+		s->n++;
+	}
+	s->n = merge_keys(s->e, s->n);
+	for (int i = 0; i < npr; i++) {
+		struct pacc *p = pacc_get(s, pr[i].tgid);
+		if (!p)
+			break;
+		uint64_t end = pr[i].p.last ? pr[i].p.last : s->now;
+		p->wall_ns = end > pr[i].p.first ? end - pr[i].p.first : 0;
+		p->exited = pr[i].p.last != 0;
+		pinfo_get(c, pr[i].tgid, pr[i].p.title);
+	}
+	for (int i = 0; i < s->n; i++) {
+		struct pacc *p = pacc_get(s, s->e[i].k.tgid);
+		if (p && s->e[i].k.kind < WAIT_NKINDS)
+			p->kind_ns[s->e[i].k.kind] += s->e[i].v.ns;
+	}
+	free(th);
+	free(pr);
+	return 0;
+}
+
+/* cur - prev, entry by entry (both sorted by key); the max is the whole run's. */
+static void snap_delta(const struct snap *prev, struct snap *cur)
+{
+	int j = 0;
+
+	for (int i = 0; i < cur->n; i++) {
+		while (j < prev->n && cmp_key(&prev->e[j], &cur->e[i]) < 0)
+			j++;
+		if (j < prev->n && !cmp_key(&prev->e[j], &cur->e[i])) {
+			cur->e[i].v.ns -= prev->e[j].v.ns < cur->e[i].v.ns ? prev->e[j].v.ns :
+									      cur->e[i].v.ns;
+			cur->e[i].v.count -= prev->e[j].v.count < cur->e[i].v.count ?
+					     prev->e[j].v.count : cur->e[i].v.count;
+		}
+	}
+	for (int i = 0; i < cur->np; i++) {
+		for (int k = 0; k < prev->np; k++) {
+			if (prev->p[k].pid != cur->p[i].pid)
+				continue;
+			cur->p[i].wall_ns -= prev->p[k].wall_ns < cur->p[i].wall_ns ?
+					     prev->p[k].wall_ns : cur->p[i].wall_ns;
+			for (int x = 0; x < WAIT_NKINDS; x++)
+				cur->p[i].kind_ns[x] -= prev->p[k].kind_ns[x] < cur->p[i].kind_ns[x] ?
+							prev->p[k].kind_ns[x] : cur->p[i].kind_ns[x];
+		}
+	}
+}
+
+/* The statement of a hash, normalized; "" outside a statement. */
+static void stmt_text(struct wait_cmd *c, uint64_t stmt, char *out, size_t len)
+{
+	char raw[WAIT_TEXT_LEN];
+
+	if (!stmt) {
+		snprintf(out, len, "(outside a statement)");
+		return;
+	}
+	if (wait_probe_text(c->wp, stmt, raw) < 0 || !raw[0]) {
+		snprintf(out, len, "(statement text not kept)");
+		return;
+	}
+	pg_normalize_query(raw, out, len);
+}
+
+struct rows {
+	struct row *r;
+	int n, cap;
+};
+
+static struct row *rows_get(struct rows *rs, const char *group, __u32 pid, __u32 kind,
+			    __u32 event)
+{
+	for (int i = 0; i < rs->n; i++) {
+		struct row *r = &rs->r[i];
+		if (r->kind == kind && r->event == event && r->pid == pid && !strcmp(r->group, group))
+			return r;
+	}
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? 2 * rs->cap : 64;
+		struct row *n = realloc(rs->r, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		rs->r = n;
+		rs->cap = cap;
+	}
+	struct row *r = &rs->r[rs->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->group, sizeof(r->group), "%s", group);
+	r->pid = pid;
+	r->kind = kind;
+	r->event = event;
+	return r;
+}
+
+/* Groups a snapshot's entries into report rows. */
+static void rows_build(struct wait_cmd *c, const struct snap *s, struct rows *rs)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct wait_entry *e = &s->e[i];
+		char group[WAIT_TEXT_LEN * 2] = "";
+		__u32 pid = 0, event = e->k.event;
+		struct pinfo *pi;
+
+		if (!e->v.ns && !e->v.count)
+			continue;
+		switch (c->by) {
+		case WBY_EVENT:
+			break;
+		case WBY_TYPE:
+			/* one row per class: the event id's bits dropped */
+			event &= 0xff000000u;
+			break;
+		case WBY_PID:
+			pid = e->k.tgid;
+			break;
+		case WBY_DATABASE:
+		case WBY_USER:
+			pi = pinfo_get(c, e->k.tgid, NULL);
+			snprintf(group, sizeof(group), "%s",
+				 !pi ? "" : c->by == WBY_USER ? pi->user : pi->database);
+			if (!group[0])
+				snprintf(group, sizeof(group), "(%s)", pi ? pi->type : "unknown");
+			break;
+		case WBY_QUERY:
+			stmt_text(c, e->k.stmt, group, sizeof(group));
+			break;
+		}
+		struct row *r = rows_get(rs, group, pid, e->k.kind, event);
+		if (!r)
+			break;
+		r->ns += e->v.ns;
+		r->count += e->v.count;
+		if (e->v.max_ns > r->max_ns)
+			r->max_ns = e->v.max_ns;
+	}
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->group, y->group);
+}
+
+static void row_names(struct wait_cmd *c, const struct row *r, struct pg_wait_name *n)
+{
+	if (r->kind == WAIT_KIND_WAIT || r->kind == WAIT_KIND_IDLE) {
+		pg_wait_event_name(c->major, r->event ? r->event : 0x01000000u, n);
+		if (c->by == WBY_TYPE)
+			n->event[0] = '\0';
+	} else {
+		snprintf(n->type, sizeof(n->type), "%s", r->kind == WAIT_KIND_CPU ? "CPU" : "-");
+		snprintf(n->event, sizeof(n->event), "%s", kind_label(r->kind));
+		n->known = true;
+	}
+}
+
+static void json_rows(struct wait_cmd *c, struct json *j, const char *key, struct row *r, int n,
+		      double total_s, bool summary)
+{
+	json_array_begin(j, key);
+	for (int i = 0; i < n; i++) {
+		struct pg_wait_name nm;
+		bool is_wait = r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE;
+		row_names(c, &r[i], &nm);
+		json_object_begin(j, NULL);
+		if (c->by == WBY_PID) {
+			struct pinfo *pi = pinfo_get(c, r[i].pid, NULL);
+			json_int(j, "pid", r[i].pid);
+			json_str(j, "type", pi ? pi->type : NULL);
+		} else if (c->by >= WBY_DATABASE) {
+			json_str(j, by_names[c->by], r[i].group);
+		}
+		json_str(j, "kind", kind_key(r[i].kind));
+		json_str(j, "wait_event_type", is_wait ? nm.type : NULL);
+		if (c->by == WBY_TYPE)
+			; /* no event: the class as a whole */
+		else
+			json_str(j, "wait_event", is_wait ? nm.event : NULL);
+		json_double(j, "wait_s", r[i].ns / 1e9);
+		json_double(j, "share", total_s > 0 && r[i].kind != WAIT_KIND_IDLE ?
+			    r[i].ns / 1e9 / total_s : 0.0);
+		json_uint(j, "count", r[i].count);
+		if (r[i].count)
+			json_double(j, "mean_us", r[i].ns / 1e3 / r[i].count);
+		if (summary && r[i].count)
+			json_double(j, "max_us", r[i].max_ns / 1e3);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void text_rows(struct wait_cmd *c, struct row *r, int n, double total_s, bool summary)
+{
+	const char *gh = c->by == WBY_PID ? "PID" : c->by == WBY_DATABASE ? "DATABASE" :
+			 c->by == WBY_USER ? "USER" : NULL;
+
+	if (gh)
+		printf("%-10s ", gh);
+	printf("%-10s %-24s %9s %6s %8s %9s %9s%s\n", "TYPE", "EVENT", "SECONDS", "SHARE",
+	       "COUNT", "MEAN_MS", summary ? "MAX_MS" : "", c->by == WBY_QUERY ? "  QUERY" : "");
+	for (int i = 0; i < n; i++) {
+		struct pg_wait_name nm;
+		char mean[16] = "-", max[16] = "-", cnt[24] = "-", share[16] = "-";
+		row_names(c, &r[i], &nm);
+		if (r[i].count) {
+			snprintf(cnt, sizeof(cnt), "%" PRIu64, r[i].count);
+			snprintf(mean, sizeof(mean), "%.3f", r[i].ns / 1e6 / r[i].count);
+			snprintf(max, sizeof(max), "%.3f", r[i].max_ns / 1e6);
+		}
+		if (r[i].kind != WAIT_KIND_IDLE && total_s > 0)
+			snprintf(share, sizeof(share), "%.1f%%", 100.0 * r[i].ns / 1e9 / total_s);
+		if (c->by == WBY_PID)
+			printf("%-10u ", r[i].pid);
+		else if (gh)
+			printf("%-10.10s ", r[i].group);
+		printf("%-10s %-24.*s %9.3f %6s %8s %9s %9s", nm.type,
+		       r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE ? 24 : 40, nm.event,
+		       r[i].ns / 1e9, share, cnt, mean, summary ? max : "");
+		if (c->by == WBY_QUERY)
+			printf("  %.60s", r[i].group);
+		printf("\n");
+	}
+}
+
+static void json_processes(struct wait_cmd *c, struct json *j, const struct snap *s)
+{
+	json_array_begin(j, "processes");
+	for (int i = 0; i < s->np; i++) {
+		const struct pacc *p = &s->p[i];
+		struct pinfo *pi = pinfo_get(c, p->pid, NULL);
+		json_object_begin(j, NULL);
+		json_int(j, "pid", p->pid);
+		json_str(j, "type", pi ? pi->type : NULL);
+		json_str(j, "user", pi && pi->user[0] ? pi->user : NULL);
+		json_str(j, "database", pi && pi->database[0] ? pi->database : NULL);
+		json_bool(j, "exited", p->exited);
+		json_double(j, "wall_s", p->wall_ns / 1e9);
+		json_double(j, "cpu_s", p->kind_ns[WAIT_KIND_CPU] / 1e9);
+		json_double(j, "wait_s", p->kind_ns[WAIT_KIND_WAIT] / 1e9);
+		json_double(j, "idle_s", p->kind_ns[WAIT_KIND_IDLE] / 1e9);
+		json_double(j, "runnable_s", p->kind_ns[WAIT_KIND_RUNNABLE] / 1e9);
+		json_double(j, "unlabelled_s", p->kind_ns[WAIT_KIND_UNLABELLED] / 1e9);
+		json_double(j, "unreadable_s", p->kind_ns[WAIT_KIND_UNREADABLE] / 1e9);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void report(struct wait_cmd *c, bool summary)
+{
+	struct snap cur;
+	struct rows rs = { 0 }, idle = { 0 };
+	struct wait_drops d;
+	double secs = summary ? runloop_total(&c->rl) : runloop_elapsed(&c->rl);
+	double total_s = 0, idle_s = 0;
+	int nbackends = 0;
+
+	if (snap_take(c, &cur) < 0)
+		return;
+	if (!summary) {
+		struct snap keep = cur;
+		/* keep a copy of the cumulative figures for the next interval */
+		keep.e = malloc((cur.n ? cur.n : 1) * sizeof(*cur.e));
+		keep.p = malloc((cur.np ? cur.np : 1) * sizeof(*cur.p));
+		if (keep.e && keep.p) {
+			memcpy(keep.e, cur.e, cur.n * sizeof(*cur.e));
+			memcpy(keep.p, cur.p, cur.np * sizeof(*cur.p));
+		}
+		if (c->prev.e || c->prev.p)
+			snap_delta(&c->prev, &cur);
+		snap_free(&c->prev);
+		c->prev = keep;
+	}
+	rows_build(c, &cur, &rs);
+	/* idle rows apart, unless counted */
+	for (int i = 0; i < rs.n; i++) {
+		if (rs.r[i].kind == WAIT_KIND_IDLE) {
+			idle_s += rs.r[i].ns / 1e9;
+			if (!c->include_idle) {
+				struct row *r = rows_get(&idle, rs.r[i].group, rs.r[i].pid,
+							 rs.r[i].kind, rs.r[i].event);
+				if (r)
+					*r = rs.r[i];
+				rs.r[i].ns = 0;
+				rs.r[i].count = 0;
+				continue;
+			}
+			rs.r[i].kind = WAIT_KIND_WAIT;
+		}
+		total_s += rs.r[i].ns / 1e9;
+	}
+	int m = 0;
+	for (int i = 0; i < rs.n; i++)
+		if (rs.r[i].ns || rs.r[i].count)
+			rs.r[m++] = rs.r[i];
+	rs.n = m;
+	qsort(rs.r, rs.n, sizeof(*rs.r), cmp_row);
+	qsort(idle.r, idle.n, sizeof(*idle.r), cmp_row);
+	for (int i = 0; i < cur.np; i++)
+		nbackends += cur.p[i].wall_ns > 0;
+	wait_probe_drops(c->wp, &d);
+	int ntop = rs.n < c->top ? rs.n : c->top;
+
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		json_object_begin(&j, NULL);
+		json_str(&j, "report", "wait");
+		if (summary)
+			json_bool(&j, "summary", true);
+		json_double(&j, "time_s", runloop_total(&c->rl));
+		json_double(&j, summary ? "duration_s" : "interval_s", secs);
+		json_str(&j, "by", by_names[c->by]);
+		json_double(&j, "backend_s", total_s);
+		json_double(&j, "idle_s", idle_s);
+		json_bool(&j, "idle_included", c->include_idle);
+		json_rows(c, &j, "waits", rs.r, ntop, total_s, summary);
+		json_int(&j, "rows", rs.n);
+		if (!c->include_idle)
+			json_rows(c, &j, "idle", idle.r, idle.n, 0, summary);
+		json_processes(c, &j, &cur);
+		json_object_begin(&j, "dropped");
+		json_uint(&j, "aggregates_full", d.aggs_full);
+		json_uint(&j, "threads_full", d.threads_full);
+		json_uint(&j, "texts_full", d.texts_full);
+		if (c->stacks)
+			json_uint(&j, "stacks_lost", d.stacks_lost);
+		json_object_end(&j);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+	} else {
+		char ts[16];
+		time_t now = time(NULL);
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+		printf("%s%s over %.1f s: %d processes, %.3f s of their time", summary ? "\n" : "",
+		       summary ? "total" : ts, secs, nbackends, total_s);
+		if (c->include_idle)
+			printf(" (idle %.3f s included)\n", idle_s);
+		else
+			printf("; idle %.3f s apart, not counted\n", idle_s);
+		text_rows(c, rs.r, ntop, total_s, summary);
+		if (rs.n > ntop)
+			printf("(%d more rows; --top N shows more)\n", rs.n - ntop);
+		if (!c->include_idle && idle.n && summary) {
+			printf("idle (Client:ClientRead outside a transaction), not in the totals:\n");
+			text_rows(c, idle.r, idle.n < c->top ? idle.n : c->top, 0, summary);
+		}
+		if (d.aggs_full || d.threads_full || d.texts_full)
+			printf("dropped: %" PRIu64 " stretches (aggregate map full), %" PRIu64
+			       " thread switches (thread map full), %" PRIu64 " statement texts\n",
+			       (uint64_t)d.aggs_full, (uint64_t)d.threads_full, (uint64_t)d.texts_full);
+	}
+	free(rs.r);
+	free(idle.r);
+	snap_free(&cur);
+}
+
+/* Every 200 ms: whether the target still runs. */
+static bool poll_check(void *arg)
+{
+	struct wait_cmd *c = arg;
+
+	return target_alive(&c->t);
+}
+
+/* The processes traced now, to seed: the cluster's or the -p list. */
+static int current_pids(struct wait_cmd *c, pid_t **out)
+{
+	if (c->t.kind == TARGET_PG) {
+		pg_cluster_refresh_procs(&c->t.pg);
+		*out = calloc(c->t.pg.nprocs + 1, sizeof(**out));
+		if (!*out)
+			return -1;
+		for (int i = 0; i < c->t.pg.nprocs; i++)
+			(*out)[i] = c->t.pg.procs[i].pid;
+		return c->t.pg.nprocs;
+	}
+	*out = calloc(c->t.npids + 1, sizeof(**out));
+	if (!*out)
+		return -1;
+	memcpy(*out, c->t.pids, c->t.npids * sizeof(**out));
+	return c->t.npids;
+}
+
+/*
+ * Threads already running when tracing starts: each is entered as on CPU or waiting
+ * in the wait event it shows now, so its time is accounted from the start.
+ */
+static void seed(struct wait_cmd *c)
+{
+	pid_t *pids;
+	int n = current_pids(c, &pids);
+
+	wait_probe_start(c->wp, wait_probe_now());
+	for (int i = 0; i < n; i++) {
+		uint64_t ptr = 0;
+		uint32_t ev = 0;
+		int st = proc_state(pids[i]);
+		if (st < 0)
+			continue;
+		if (mem_read_u64(pids[i], c->po.ptr_addr, &ptr) < 0 || !ptr ||
+		    mem_read(pids[i], ptr + c->po.field_off, &ev, sizeof(ev)) < 0)
+			ev = 0;
+		wait_probe_seed(c->wp, pids[i], pids[i], st == 'R', ev);
+	}
+	free(pids);
+}
+
+/* Finds the wait event word of the target: symbol, load bias, the same in every pid. */
+static int locate(struct wait_cmd *c)
+{
+	const char *binary = c->po.binary;
+	struct pg_wait_loc loc;
+	struct elf_sym sym;
+	uint64_t bias = 0;
+	pid_t *pids = NULL;
+	int ret = EXIT_FAIL;
+	struct elf_file *ef = elf_file_open(binary);
+
+	if (!ef)
+		return EXIT_FAIL;
+	if (pg_wait_locate(c->major, ef, &loc) < 0)
+		goto out;
+	if (elf_file_find_sym(ef, loc.symbol, &sym) < 0) {
+		error("'%s' has no symbol %s, where PostgreSQL %d keeps the wait event", binary,
+		      loc.symbol, c->major);
+		hint("a server built without exported symbols needs its debug symbols installed");
+		goto out;
+	}
+	int n = current_pids(c, &pids);
+	pid_t ref = c->t.kind == TARGET_PG ? c->t.pg.postmaster : c->t.pids[0];
+	if (proc_load_bias(ref, binary, &bias) < 0) {
+		error("cannot find where '%s' is loaded in pid %d", binary, ref);
+		hint("run as root so /proc/PID/maps can be read");
+		goto out;
+	}
+	for (int i = 0; c->t.kind == TARGET_PIDS && i < n; i++) {
+		uint64_t b;
+		if (proc_load_bias(pids[i], binary, &b) < 0 || b != bias) {
+			error("pid %d does not belong to the same server as pid %d", pids[i], ref);
+			hint("trace one cluster at a time: --pg TARGET, or -p with its backends");
+			goto out;
+		}
+	}
+	c->po.ptr_addr = bias + sym.value;
+	c->po.field_off = loc.field_off;
+	verbose("wait event: *%s + %u (%s), at 0x%" PRIx64, loc.symbol, loc.field_off,
+		loc.from_dwarf ? "debug info" : "layout table", c->po.ptr_addr);
+	ret = 0;
+out:
+	free(pids);
+	elf_file_close(ef);
+	return ret;
+}
+
+int cmd_wait(int argc, char **argv)
+{
+	struct wait_cmd c = { .top = 20 };
+	struct target_opts to = { 0 };
+	int ret;
+
+	ret = parse_options(&c, &to, argc, argv);
+	if (ret)
+		return ret;
+	if (!to.pg_set && !to.pids)
+		to.pg_set = true;
+	ret = target_resolve(&c.t, &to, true);
+	if (ret)
+		return ret;
+	if (c.t.kind == TARGET_PG) {
+		c.major = c.t.pg.major;
+		c.po.binary = c.t.pg.binary;
+	} else {
+		c.major = pg_major_of_process(c.t.pids[0]);
+		c.po.binary = c.t.binary;
+		for (int i = 0; i < c.t.npids; i++) {
+			if (pg_major_of_process(c.t.pids[i]) < 0) {
+				error("pid %d is not a PostgreSQL server process", c.t.pids[i]);
+				hint("wait traces PostgreSQL backends: give their pids, or --pg");
+				ret = EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (!c.po.binary) {
+		error("cannot find the server binary of %s", target_describe(&c.t));
+		hint("run as root so /proc/PID/exe can be read");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (!pg_wait_names_known(c.major))
+		warning("dbtap has no wait event names for PostgreSQL %d: events are shown as"
+			" class and id", c.major);
+	ret = locate(&c);
+	if (ret)
+		goto out;
+	c.po.target = &c.t;
+	c.po.major = c.major;
+	c.po.stacks = c.stacks;
+	c.po.idle_event = pg_wait_event_lookup(c.major, "Client", "ClientRead");
+	if (!c.po.idle_event)
+		c.po.idle_event = 0x06000000u; /* the first Client event in every version known */
+	c.wp = wait_probe_open(&c.po);
+	if (!c.wp) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
+	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	seed(&c);
+	if (wait_probe_attach(c.wp) < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	fprintf(stderr, "tracing waits in %s (%d probes); Ctrl-C to stop\n",
+		target_describe(&c.t), wait_probe_nlinks(c.wp));
+	for (;;) {
+		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
+		if (ev == RUNLOOP_TICK) {
+			report(&c, false);
+			continue;
+		}
+		if (!target_alive(&c.t))
+			warning("%s exited; stopping", target_describe(&c.t));
+		break;
+	}
+	if (c.time.interval > 0)
+		report(&c, false);
+	report(&c, true);
+	ret = EXIT_OK;
+out:
+	wait_probe_destroy(c.wp);
+	snap_free(&c.prev);
+	free(c.pi);
+	target_free(&c.t);
+	return ret;
+}

@@ -1,0 +1,130 @@
+#!/bin/bash
+test_description='dbtap wait: pg_sleep time by wait event and statement, idle apart'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/trace.sh
+
+test_expect_success 'set up a cluster' '
+	pg_start pg "autovacuum = off"
+'
+
+test_expect_success 'pg_sleep(0.2) x10: Timeout:PgSleep 2.0 s within 2 %, count 10, that statement' '
+	trace_start w1.json wait --pg="$PGDATA" -j --by query &&
+	{ echo "select pg_backend_pid();" &&
+	  for i in $(seq 1 10); do echo "select pg_sleep(0.2);"; done; } >s.sql &&
+	psql -XAt -f s.sql >s.out &&
+	trace_stop &&
+	json_py "
+rows = [r for r in d[\"waits\"] if r[\"wait_event_type\"] == \"Timeout\" and r[\"wait_event\"] == \"PgSleep\"]
+assert len(rows) == 1, d[\"waits\"]
+r = rows[0]
+assert r[\"query\"] == \"select pg_sleep(\$1);\", r
+assert r[\"count\"] == 10, r
+assert abs(r[\"wait_s\"] - 2.0) <= 0.04, r
+" <w1.json
+'
+
+test_expect_success 'idle 3 s between statements: reported apart; inside a transaction, counted' '
+	# the client sleeps between statements (its own clock), the backend waits in ClientRead
+	{ echo "select pg_backend_pid();" && echo "\\! sleep 3" && echo "select 1;" &&
+	  echo "begin;" && echo "select 2;" && echo "\\! sleep 3" && echo "commit;"; } >i.sql &&
+	trace_start w2.json wait --pg="$PGDATA" -j --by pid &&
+	psql -XAt -f i.sql >i.out &&
+	trace_stop &&
+	pid=$(sed -n 1p i.out) &&
+	json_py "
+pid = $pid
+idle = [r for r in d[\"idle\"] if r[\"pid\"] == pid]
+waits = [r for r in d[\"waits\"] if r[\"pid\"] == pid and r[\"wait_event\"] == \"ClientRead\"]
+assert len(idle) == 1 and idle[0][\"wait_event_type\"] == \"Client\", d[\"idle\"]
+# the sleep outside a transaction: idle, not in the totals
+assert 3.0 <= idle[0][\"wait_s\"] < 3.5, idle
+# the same sleep inside BEGIN ... COMMIT: a counted wait
+assert len(waits) == 1 and 3.0 <= waits[0][\"wait_s\"] < 3.5, waits
+assert waits[0][\"kind\"] == \"wait\", waits
+total = sum(r[\"wait_s\"] for r in d[\"waits\"])
+assert abs(total - d[\"backend_s\"]) < 1e-3 * max(1, total), (total, d[\"backend_s\"])
+p = [x for x in d[\"processes\"] if x[\"pid\"] == pid][0]
+assert p[\"type\"] == \"client backend\" and p[\"user\"] == \"postgres\", p
+assert abs(p[\"idle_s\"] - idle[0][\"wait_s\"]) < 1e-6, (p, idle)
+" <w2.json
+'
+
+test_expect_success '--include-idle counts the idle time in the totals' '
+	trace_start w3.json wait --pg="$PGDATA" -j --include-idle &&
+	psql -XAt -c "select 1" -c "\\! sleep 1" -c "select 2" >/dev/null &&
+	trace_stop &&
+	json_py "
+cr = [r for r in d[\"waits\"] if r[\"wait_event\"] == \"ClientRead\"]
+assert cr and cr[0][\"wait_s\"] >= 1.0, d[\"waits\"]
+assert d[\"idle_included\"] and \"idle\" not in d, d.keys()
+assert abs(sum(r[\"wait_s\"] for r in d[\"waits\"]) - d[\"backend_s\"]) < 1e-3 * d[\"backend_s\"] or d[\"rows\"] > len(d[\"waits\"]), d
+" <w3.json
+'
+
+test_expect_success 'text report: the table with seconds, share, count, mean and max' '
+	trace_start w4.txt wait --pg="$PGDATA" &&
+	psql -XAt -c "select pg_sleep(0.3)" >/dev/null &&
+	trace_stop &&
+	test_grep "^TYPE  *EVENT  *SECONDS  *SHARE  *COUNT  *MEAN_MS  *MAX_MS" w4.txt &&
+	test_grep "^Timeout  *PgSleep  *0\.3[0-9]*  *[0-9.]*%  *1  " w4.txt &&
+	test_grep "^CPU  *on CPU " w4.txt &&
+	test_grep "idle .* apart, not counted" w4.txt
+'
+
+test_expect_success 'bad input: --by, --top, -t, -o without --stacks, an argument, a non-server pid' '
+	test_expect_code 2 dbtap wait --pg="$PGDATA" --by nothing 2>e1 &&
+	test_grep "^error: unknown --by '"'nothing'"'" e1 && test_grep "^hint: --by takes event" e1 &&
+	test_expect_code 2 dbtap wait --pg="$PGDATA" --top 0 2>e2 && test_grep "^hint: " e2 &&
+	test_expect_code 2 dbtap wait -t $$ 2>e3 && test_grep "^error: wait follows processes" e3 &&
+	test_grep "^hint: " e3 &&
+	test_expect_code 2 dbtap wait --pg="$PGDATA" -o x.folded 2>e4 && test_grep "^hint: add --stacks" e4 &&
+	test_expect_code 2 dbtap wait --pg="$PGDATA" --stacks -o x.svgz 2>e5 && test_grep "^hint: " e5 &&
+	test_expect_code 2 dbtap wait --pg="$PGDATA" extra 2>e6 && test_grep "^error: unexpected argument '"'extra'"'" e6 &&
+	test_expect_code 2 dbtap wait -p $$ 2>e7 && test_grep "^error: pid $$ is not a PostgreSQL server process" e7 &&
+	test_grep "^hint: " e7 &&
+	test_expect_code 2 dbtap wait --pg=/nonexistent 2>e8 && test_grep "^hint: " e8
+'
+
+# Other tracers may run on the machine: ours are the programs sharing maps with the one
+# program name only wait has (event_usdt).
+test_expect_success 'cleanup: every program gone after SIGTERM and SIGINT' '
+	for sig in TERM INT; do
+		trace_start w5.json wait --pg="$PGDATA" -j -i 0.2 &&
+		bpftool -j prog show >progs.json &&
+		ids=$(python3 -c "
+import json
+progs = json.load(open(\"progs.json\"))
+maps = set()
+for p in progs:
+    if p[\"name\"] == \"event_usdt\":
+        maps |= set(p.get(\"map_ids\", []))
+ours = [p for p in progs if maps & set(p.get(\"map_ids\", []))]
+assert {\"on_switch\", \"query_start\", \"event_usdt\"} <= {p[\"name\"] for p in ours}, ours
+print(\" \".join(str(p[\"id\"]) for p in ours))") &&
+		test -n "$ids" &&
+		trace_stop $sig &&
+		# the kernel frees a program after an RCU grace period, not at once
+		for id in $ids; do
+			for i in $(seq 1 40); do
+				bpftool prog show id $id >/dev/null 2>&1 || break
+				sleep 0.05
+			done
+			! bpftool prog show id $id >/dev/null 2>&1 || return 1
+		done &&
+		json_py "assert d[\"summary\"]" <w5.json || return 1
+	done
+'
+
+test_expect_success 'the cluster stopping mid-run: a final report, a warning, exit 0' '
+	pg_start other "autovacuum = off" &&
+	trace_start w6.json wait --pg="$PGDATA" -j &&
+	pg_sql "select 1" >/dev/null &&
+	pg_stop other &&
+	trace_wait &&
+	test_grep "exited; stopping" w6.json.err &&
+	json_py "assert d[\"summary\"] and d[\"processes\"], d" <w6.json &&
+	pg_use pg
+'
+
+test_done
