@@ -54,7 +54,7 @@ WORKLOADS := $(sort $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
                 bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev \
-                libmicrohttpd-dev prometheus curl
+                libmicrohttpd-dev prometheus curl chromium
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1
 

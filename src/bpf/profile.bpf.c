@@ -89,12 +89,62 @@ static __always_inline void stat_inc(__u32 i)
 		(*v)++;
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * A sample at a function's first instructions (or at its ret) finds the frame-pointer
+ * chain one frame short: the function has not pushed its frame yet (or has popped it),
+ * so the chain goes from it straight to its caller's caller, and the caller is lost.
+ * Samples land there more often than the share of instructions says (the fetch of a
+ * new function stalls). There the return address is at [sp] (entry: endbr64 or push
+ * %rbp; ret) or [sp+8] (mov %rsp,%rbp just after the push). It is taken when a call
+ * instruction ends right before it, and when the chain does not already hold it.
+ */
+static __always_inline __u64 entry_return(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	unsigned char c[4], k[7];
+	__u64 ip, sp, bp, at, ret = 0, fpret = 0;
+
+	if (!regs)
+		return 0;
+	ip = BPF_CORE_READ(regs, ip);
+	sp = BPF_CORE_READ(regs, sp);
+	bp = BPF_CORE_READ(regs, bp);
+	if (bpf_probe_read_user(c, sizeof(c), (void *)ip))
+		return 0;
+	if (c[0] == 0x55 || c[0] == 0xc3 || (c[0] == 0xf3 && c[1] == 0xc3) ||
+	    (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa))
+		at = sp;
+	else if (c[0] == 0x48 && c[1] == 0x89 && c[2] == 0xe5)
+		at = sp + 8;
+	else
+		return 0;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)at) || ret < 8)
+		return 0;
+	if (bpf_probe_read_user(&fpret, sizeof(fpret), (void *)(bp + 8)) == 0 && fpret == ret)
+		return 0;
+	/* call rel32 (e8, 5 bytes) or call through a register or memory (ff /2: 2, 3, 6, 7) */
+	if (bpf_probe_read_user(k, sizeof(k), (void *)(ret - 7)))
+		return 0;
+	if (k[2] == 0xe8 || (k[5] == 0xff && (k[6] & 0x38) == 0x10) ||
+	    (k[4] == 0xff && (k[5] & 0x38) == 0x10) || (k[1] == 0xff && (k[2] & 0x38) == 0x10) ||
+	    (k[0] == 0xff && (k[1] & 0x38) == 0x10))
+		return ret;
+	return 0;
+}
+#else
+static __always_inline __u64 entry_return(void)
+{
+	return 0;
+}
+#endif
+
 /*
  * Takes one stack into the scratch slot and stores it under its hash. Returns the
  * hash, 0 when there is no stack, or 1 (never a real hash) when it could not be stored.
  */
 static __always_inline __u64 take_stack(void *ctx, __u32 slot, void *stacks, __u64 flags,
-					 __u32 err_stat)
+					 __u32 err_stat, __u64 fix_entry)
 {
 	struct profile_stack *s = bpf_map_lookup_elem(&scratch, &slot);
 	__u64 h = 0xcbf29ce484222325ULL;
@@ -102,14 +152,30 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, void *stacks, __u
 
 	if (!s)
 		return 0;
-	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
-	if (n < 0) {
-		stat_inc(err_stat);
-		return 0;
+	if (fix_entry) {
+		/* the chain one slot further on, the caller put back after the leaf */
+		n = bpf_get_stack(ctx, &s->ip[1], sizeof(s->ip) - sizeof(s->ip[0]), flags);
+		if (n < 0) {
+			stat_inc(err_stat);
+			return 0;
+		}
+		n /= sizeof(__u64);
+		if (n == 0)
+			return 0;
+		s->ip[0] = s->ip[1];
+		s->ip[1] = fix_entry;
+		n++;
+		stat_inc(PROFILE_ST_ENTRY_FIXED);
+	} else {
+		n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
+		if (n < 0) {
+			stat_inc(err_stat);
+			return 0;
+		}
+		n /= sizeof(__u64);
+		if (n == 0)
+			return 0;
 	}
-	n /= sizeof(__u64);
-	if (n == 0)
-		return 0;
 	s->len = n;
 	s->flags = n >= PROFILE_MAX_DEPTH ? PROFILE_STACK_TRUNCATED : 0;
 	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
@@ -170,12 +236,13 @@ static __always_inline int sample(void *ctx)
 	stat_inc(PROFILE_ST_SAMPLES);
 	/* A kernel thread has no user stack to take. */
 	if (want_user && !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
-		k.ustack = take_stack(ctx, 0, &ustacks, BPF_F_USER_STACK, PROFILE_ST_USTACK_ERR);
+		k.ustack = take_stack(ctx, 0, &ustacks, BPF_F_USER_STACK, PROFILE_ST_USTACK_ERR,
+					     entry_return());
 		if (k.ustack == 1)
 			return 0;
 	}
 	if (want_kernel) {
-		k.kstack = take_stack(ctx, 1, &kstacks, 0, PROFILE_ST_KSTACK_ERR);
+		k.kstack = take_stack(ctx, 1, &kstacks, 0, PROFILE_ST_KSTACK_ERR, 0);
 		if (k.kstack == 1)
 			return 0;
 	}

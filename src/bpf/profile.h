@@ -59,6 +59,7 @@ enum profile_stat {
 	PROFILE_ST_KSTACK_ERR,   /* kept without a kernel stack: the unwinder failed */
 	PROFILE_ST_RING_FULL,    /* ring buffer records dropped (samples or process notes) */
 	PROFILE_ST_THREADS_FULL, /* threads whose name could not be kept */
+	PROFILE_ST_ENTRY_FIXED,  /* user stacks at a function's entry or ret, caller put back */
 	PROFILE_ST_MAX,
 };
 

@@ -9,6 +9,7 @@
 
 #include "bpf/tracepoint.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "perf/event.h"
 #include "perf/sample.h"
 #include "profile/engine.h"
@@ -18,14 +19,17 @@
 #include "target/target.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/hashtab.h"
 #include "util/runloop.h"
 
 #define DEFAULT_HZ  99
 #define DEFAULT_TOP 15
+/* Below this share of functions setting up a frame pointer, a mapping is said to lack them. */
+#define FP_MIN_PERMILLE 250
 
 struct profile_cmd {
+	struct frame f;
 	struct target t;
-	struct time_opts time;
 	bool all;             /* -a */
 	long hz;              /* -F, 0 when not given */
 	long long period;     /* -c, 0 when not given */
@@ -41,45 +45,54 @@ struct profile_cmd {
 	const char *out;      /* -o FILE.svg | FILE.folded */
 	int top;
 	struct prof_engine *e;
-	struct runloop rl;
 	struct u64map prev;   /* key hash -> count at the last interval report */
-	bool exited;
+	bool failed;          /* -o could not be written */
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap profile [--pg [TARGET] | -p PID[,PID] | -t TID | -a] [-F HZ | -c N]\n"
-		"                     [-e EVENT] [-d SECS] [-i SECS] [--by pid|type|thread]\n"
-		"                     [--user | --kernel] [--top N] [--folded] [-o FILE] [-j]\n\n"
-		"Samples stacks on CPU (or at each EVENT) and counts them in the kernel; reports the\n"
-		"functions where the time goes, as text, JSON, folded stacks or a flame graph.\n\n"
-		"options:\n"
-		"  --pg [TARGET]      every process of a cluster, later backends included\n"
-		"  -p PID[,PID]       these processes and their threads;  -t TID  one thread\n"
-		"  -a, --all          every process on the machine\n"
-		"  -F, --freq HZ      samples per second per CPU (default %d; cpu-clock, cycles)\n"
-		"  -c, --period N     one sample every N events (software events; default 1)\n"
-		"  -e, --event EVENT  cpu-clock (default), cycles (needs a hardware PMU),\n"
-		"                     page-faults, context-switches, cpu-migrations, ...; or a\n"
-		"                     kernel tracepoint: tp:exceptions:page_fault_user,\n"
-		"                     tp:sched:sched_switch (every hit a sample)\n"
-		"  -d, --duration S   stop after S seconds (default: Ctrl-C, or the target exits)\n"
-		"  -i, --interval S   a report every S seconds of what was sampled in it\n"
-		"  --by pid|type|thread  group by process, backend type (--pg) or thread name\n"
-		"  --user, --kernel   only the user or only the kernel part of the stacks\n"
-		"  --top N            functions listed per group (default %d)\n"
-		"  --folded           folded stacks on stdout (FlameGraph's format), no report\n"
-		"  -o FILE            write FILE.svg (an interactive flame graph) or FILE.folded\n"
-		"  --reverse          the flame graph leaf first (common leaf functions merge)\n"
-		"  -j, --json         one JSON object per report, the last with \"summary\": true\n"
-		"  -h, --help         this text\n\n"
-		"examples:\n"
-		"  dbtap profile --pg -d 10 -o cpu.svg\n"
-		"  dbtap profile -p 1234 --by thread -d 5\n"
+enum {
+	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_FOLDED, OPT_REVERSE,
+};
+
+static const struct frame_opt profile_opts[] = {
+	FRAME_OPTS_TARGET,
+	{ "all", 'a', no_argument, NULL, "every process on the machine" },
+	FRAME_OPTS_TIME,
+	{ "freq", 'F', required_argument, "HZ",
+	  "samples per second per CPU (default 99; cpu-clock, cycles)" },
+	{ "period", 'c', required_argument, "N",
+	  "one sample every N events (software events; default 1)" },
+	{ "event", 'e', required_argument, "EVENT",
+	  "cpu-clock (default), cycles (needs a hardware PMU), page-faults,\n"
+	  "context-switches, cpu-migrations...; or a kernel tracepoint:\n"
+	  "tp:exceptions:page_fault_user, tp:sched:sched_switch (every hit)" },
+	{ "by", OPT_BY, required_argument, "pid|type|thread",
+	  "group by process, backend type (--pg) or thread (with its name)" },
+	{ "user", OPT_USER, no_argument, NULL, "only the user part of the stacks" },
+	{ "kernel", OPT_KERNEL, no_argument, NULL, "only the kernel part of the stacks" },
+	{ "top", OPT_TOP, required_argument, "N", "functions listed per group (default 15)" },
+	{ "folded", OPT_FOLDED, no_argument, NULL,
+	  "folded stacks on stdout (FlameGraph's format) instead of the report" },
+	{ "output", 'o', required_argument, "FILE",
+	  "write FILE.svg (an interactive flame graph) or FILE.folded" },
+	{ "reverse", OPT_REVERSE, no_argument, NULL,
+	  "the flame graph leaf first (common leaf functions merge)" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd profile_frame = {
+	.name = "profile",
+	.about =
+		"Samples the stacks of the target's threads while they run on a CPU (or at each\n"
+		"hit of an event) and counts them in the kernel per thread and stack. Reports\n"
+		"the functions the time goes to, by self and total share, as text, JSON, folded\n"
+		"stacks or an interactive flame graph.\n",
+	.examples =
+		"  dbtap profile --pg -d 10 -o cpu.svg          a flame graph of the cluster\n"
+		"  dbtap profile -p 1234 --by thread -d 5       per thread, with their names\n"
 		"  dbtap profile --pg -e tp:exceptions:page_fault_user -d 5 --folded\n",
-		DEFAULT_HZ, DEFAULT_TOP);
-}
+	.opts = profile_opts,
+};
 
 static int parse_long(const char *arg, long long min, long long max, long long *v)
 {
@@ -92,100 +105,80 @@ static int parse_long(const char *arg, long long min, long long max, long long *
 	return 0;
 }
 
-static int parse_options(struct profile_cmd *c, struct target_opts *to, int argc, char **argv)
+static int on_opt(void *ctx, int key, const char *arg)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		{ "all", no_argument, NULL, 'a' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "period", required_argument, NULL, 'c' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "user", no_argument, NULL, 'U' },
-		{ "kernel", no_argument, NULL, 'K' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "reverse", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, r;
+	struct profile_cmd *c = ctx;
+	int64_t maxrate;
 	long long v;
-	int64_t maxrate = sample_max_rate();
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "aF:c:e:o:h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'a':
-			c->all = true;
-			break;
-		case 'F':
-			if (parse_long(optarg, 1, maxrate > 0 ? maxrate - 1 : 99999, &v) < 0) {
-				error("bad -F '%s'", optarg);
-				hint("samples per second per CPU, from 1 to %lld "
-				     "(kernel.perf_event_max_sample_rate is %lld); 99 costs little",
-				     (long long)(maxrate > 0 ? maxrate - 1 : 99999), (long long)maxrate);
-				return EXIT_USAGE;
-			}
-			c->hz = (long)v;
-			break;
-		case 'c':
-			if (parse_long(optarg, 1, 1000000000000LL, &v) < 0) {
-				error("bad -c '%s'", optarg);
-				hint("one sample every N events: a positive number, e.g. -c 100");
-				return EXIT_USAGE;
-			}
-			c->period = v;
-			break;
-		case 'e':
-			c->event = optarg;
-			break;
-		case 'b':
-			c->by_set = true;
-			if (!strcmp(optarg, "pid"))
-				c->by = PROF_BY_PID;
-			else if (!strcmp(optarg, "type"))
-				c->by = PROF_BY_TYPE;
-			else if (!strcmp(optarg, "thread"))
-				c->by = PROF_BY_THREAD;
-			else {
-				error("bad --by '%s'", optarg);
-				hint("--by pid (each process), --by type (backend types) or --by "
-				     "thread (each thread, with its name)");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'U':
-			c->user_only = true;
-			break;
-		case 'K':
-			c->kernel_only = true;
-			break;
-		case 'T':
-			if (top_opt(&c->top, optarg, "functions") < 0)
-				return EXIT_USAGE;
-			break;
-		case 'f':
-			c->folded = true;
-			break;
-		case 'o':
-			c->out = optarg;
-			break;
-		case 'r':
-			c->reverse = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("profile", opt, argv);
+	switch (key) {
+	case 'a':
+		c->all = true;
+		return 0;
+	case 'F':
+		maxrate = sample_max_rate();
+		if (parse_long(arg, 1, maxrate > 0 ? maxrate - 1 : 99999, &v) < 0) {
+			error("bad -F '%s'", arg);
+			hint("samples per second per CPU, from 1 to %lld "
+			     "(kernel.perf_event_max_sample_rate is %lld); 99 costs little",
+			     (long long)(maxrate > 0 ? maxrate - 1 : 99999), (long long)maxrate);
+			return -1;
 		}
+		c->hz = (long)v;
+		return 0;
+	case 'c':
+		if (parse_long(arg, 1, 1000000000000LL, &v) < 0) {
+			error("bad -c '%s'", arg);
+			hint("one sample every N events: a positive number, e.g. -c 100");
+			return -1;
+		}
+		c->period = v;
+		return 0;
+	case 'e':
+		c->event = arg;
+		return 0;
+	case OPT_BY:
+		c->by_set = true;
+		if (!strcmp(arg, "pid"))
+			c->by = PROF_BY_PID;
+		else if (!strcmp(arg, "type"))
+			c->by = PROF_BY_TYPE;
+		else if (!strcmp(arg, "thread"))
+			c->by = PROF_BY_THREAD;
+		else {
+			error("bad --by '%s'", arg);
+			hint("--by pid (each process), --by type (backend types) or --by "
+			     "thread (each thread, with its name)");
+			return -1;
+		}
+		return 0;
+	case OPT_USER:
+		c->user_only = true;
+		return 0;
+	case OPT_KERNEL:
+		c->kernel_only = true;
+		return 0;
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "functions");
+	case OPT_FOLDED:
+		c->folded = true;
+		return 0;
+	case 'o':
+		c->out = arg;
+		return 0;
+	case OPT_REVERSE:
+		c->reverse = true;
+		return 0;
 	}
+	return -1;
+}
+
+static int parse_options(struct profile_cmd *c, int argc, char **argv)
+{
+	int r = frame_parse(&c->f, &profile_frame, argc, argv, on_opt, c);
+
+	if (r)
+		return r;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("profile takes options only; see 'dbtap profile --help'");
@@ -374,14 +367,14 @@ static int summarize(const struct stack_set *ss, struct summary *s)
 		/* the leaf: the last frame that is a function */
 		int leaf = -1;
 		for (int k = e->n - 1; k >= 1; k--)
-			if (ss->kinds[fr[k]] != FRAME_MARK) {
+			if (ss->kinds[fr[k]] != STACK_MARK) {
 				leaf = k;
 				break;
 			}
 		u64map_free(&seen);
 		u64map_init(&seen);
 		for (uint32_t k = 1; k < e->n; k++) {
-			if (ss->kinds[fr[k]] == FRAME_MARK)
+			if (ss->kinds[fr[k]] == STACK_MARK)
 				continue;
 			uint64_t key = (uint64_t)g << 32 | fr[k], *v = u64map_get(&idx, key);
 			if (!v) {
@@ -421,28 +414,71 @@ static uint64_t key_hash(const struct profile_key *k)
 	return hash_bytes(k, sizeof(*k), 11);
 }
 
-/* The stacks of this report: everything so far (summary) or since the last interval. */
-static int collect(struct profile_cmd *c, bool summary, struct stack_set *ss, struct prof_stats *st,
-		   struct profile_counts *pc)
-{
-	enum prof_by by = c->by;
+/* Samples per process in one report, for the "processes" array. */
+struct proc_count {
+	uint32_t pid;
+	uint64_t samples;
+};
 
-	memset(st, 0, sizeof(*st));
-	if (prof_engine_read(c->e, pc) < 0)
+struct collected {
+	struct stack_set ss;
+	struct prof_stats st;
+	struct proc_count *procs;
+	size_t nprocs;
+};
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_count *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The stacks of this report: everything so far (summary) or since the last interval. */
+static int collect(struct profile_cmd *c, bool summary, struct collected *out)
+{
+	struct profile_counts pc;
+	struct u64map pids;
+	int ret = 0;
+
+	memset(&out->st, 0, sizeof(out->st));
+	if (prof_engine_read(c->e, &pc) < 0)
 		return error("cannot read the profile maps");
-	prof_engine_stats(pc, st);
-	for (int i = 0; i < pc->n; i++) {
-		uint64_t n = pc->counts[i], h = 0, *pv = NULL;
+	prof_engine_stats(&pc, &out->st);
+	u64map_init(&pids);
+	for (int i = 0; i < pc.n; i++) {
+		uint64_t n = pc.counts[i], h, *pv;
 		if (!summary) {
-			h = key_hash(&pc->keys[i]);
+			h = key_hash(&pc.keys[i]);
 			pv = u64map_get(&c->prev, h);
 			n -= pv ? *pv : 0;
-			u64map_put(&c->prev, h, pc->counts[i]);
+			u64map_put(&c->prev, h, pc.counts[i]);
 		}
-		if (n && prof_engine_add(c->e, &pc->keys[i], n, by, ss, st) < 0)
-			return error("out of memory");
+		if (!n)
+			continue;
+		if (prof_engine_add(c->e, &pc.keys[i], n, c->by, &out->ss, &out->st) < 0) {
+			ret = error("out of memory");
+			break;
+		}
+		pv = u64map_get(&pids, pc.keys[i].pid);
+		if (!pv) {
+			struct proc_count *np = realloc(out->procs, (out->nprocs + 1) * sizeof(*np));
+			if (!np) {
+				ret = error("out of memory");
+				break;
+			}
+			out->procs = np;
+			out->procs[out->nprocs] = (struct proc_count){ .pid = pc.keys[i].pid };
+			u64map_put(&pids, pc.keys[i].pid, out->nprocs++);
+			pv = u64map_get(&pids, pc.keys[i].pid);
+		}
+		out->procs[*pv].samples += n;
 	}
-	return 0;
+	u64map_free(&pids);
+	profile_counts_free(&pc);
+	qsort(out->procs, out->nprocs, sizeof(*out->procs), cmp_proc);
+	return ret;
 }
 
 static void print_table(const struct stack_set *ss, struct func *f, size_t nf, uint32_t g,
@@ -460,20 +496,23 @@ static void print_table(const struct stack_set *ss, struct func *f, size_t nf, u
 	}
 }
 
-static void report_text(struct profile_cmd *c, const struct stack_set *ss, const struct prof_stats *st,
-			bool summary, double secs)
+static void report_text(struct profile_cmd *c, const struct collected *col,
+			const struct frame_report *r)
 {
+	const struct stack_set *ss = &col->ss;
+	const struct prof_stats *st = &col->st;
 	struct summary s;
 	char evd[192];
 	int top = c->top ? c->top : DEFAULT_TOP;
+	bool summary = r->kind == FRAME_SUMMARY;
 
 	describe_event(c, evd, sizeof(evd));
 	if (summarize(ss, &s) < 0) {
 		warning("out of memory summarizing the profile");
 		return;
 	}
-	printf("%s %.1f s: %" PRIu64 " samples of %s\n", summary ? "profile over" : "interval",
-	       secs, st->samples, evd);
+	frame_text_head(stdout, r);
+	printf("%" PRIu64 " samples of %s\n", st->samples, evd);
 	for (size_t gi = 0; gi < s.ng; gi++) {
 		const struct group *g = &s.g[gi];
 		printf("\n  %s: %" PRIu64 " samples (%.1f%%)\n", stack_set_name(ss, g->name),
@@ -484,12 +523,12 @@ static void report_text(struct profile_cmd *c, const struct stack_set *ss, const
 		print_table(ss, s.f, s.nf, g->name, g->samples, top, true);
 	}
 	if (!s.ng)
-		printf("\n  no samples%s\n", c->exited ? " (the target exited)" : "");
+		printf("\n  no samples\n");
 	if (summary) {
 		const struct sym_module *m;
 		int nm = prof_engine_modules(c->e, &m), first = 1;
 		for (int i = 0; i < nm; i++) {
-			if (m[i].fp_permille < 0 || m[i].fp_permille >= 250)
+			if (m[i].fp_permille < 0 || m[i].fp_permille >= FP_MIN_PERMILLE)
 				continue;
 			if (first)
 				printf("\nwithout frame pointers (their callers may be missing from stacks):\n");
@@ -505,7 +544,7 @@ static void report_text(struct profile_cmd *c, const struct stack_set *ss, const
 		printf("unwinding failed: %" PRIu64 " user, %" PRIu64 " kernel stacks; %" PRIu64
 		       " samples without a stored stack\n", st->ustack_err, st->kstack_err,
 		       st->stack_missing);
-	if (c->exited)
+	if (summary && r->end && !strcmp(r->end, "target exited"))
 		printf("the target exited during the profile\n");
 	free(s.f);
 	free(s.g);
@@ -533,9 +572,9 @@ static void json_funcs(struct json *j, const struct stack_set *ss, struct summar
 			u64map_put(&in, f->name, 1);
 			json_object_begin(j, NULL);
 			json_str(j, "name", stack_set_name(ss, f->name));
-			json_str(j, "kind", ss->kinds[f->name] == FRAME_KERNEL ? "kernel" :
-				 ss->kinds[f->name] == FRAME_JIT ? "jit" :
-				 ss->kinds[f->name] == FRAME_UNNAMED ? "unnamed" : "user");
+			json_str(j, "kind", ss->kinds[f->name] == STACK_KERNEL ? "kernel" :
+				 ss->kinds[f->name] == STACK_JIT ? "jit" :
+				 ss->kinds[f->name] == STACK_UNNAMED ? "unnamed" : "user");
 			json_uint(j, "self", f->self);
 			json_uint(j, "total", f->total);
 			json_double(j, "self_pct", gsamples ? 100.0 * f->self / gsamples : 0);
@@ -547,9 +586,27 @@ static void json_funcs(struct json *j, const struct stack_set *ss, struct summar
 	u64map_free(&in);
 }
 
-static void report_json(struct profile_cmd *c, const struct stack_set *ss, const struct prof_stats *st,
-			bool summary, double secs, double sym_ms)
+/* "LABEL 1234" (--by pid, --by thread) back into the label and the number. */
+static const char *split_id(const char *group, char *label, size_t len, unsigned *id)
 {
+	const char *sp = strrchr(group, ' ');
+
+	*id = 0;
+	if (!sp) {
+		snprintf(label, len, "%s", group);
+		return label;
+	}
+	*id = (unsigned)strtoul(sp + 1, NULL, 10);
+	snprintf(label, len, "%.*s", (int)(sp - group), group);
+	return label;
+}
+
+static void report_json(struct profile_cmd *c, const struct collected *col,
+			const struct frame_report *r, double sym_ms)
+{
+	const struct stack_set *ss = &col->ss;
+	const struct prof_stats *st = &col->st;
+	bool summary = r->kind == FRAME_SUMMARY;
 	struct summary s;
 	struct json j;
 	int top = c->top ? c->top : 20;
@@ -557,19 +614,17 @@ static void report_json(struct profile_cmd *c, const struct stack_set *ss, const
 	if (summarize(ss, &s) < 0)
 		return;
 	json_init(&j);
-	json_object_begin(&j, NULL);
-	json_str(&j, "report", "profile");
-	if (summary)
-		json_bool(&j, "summary", true);
-	json_double(&j, "time_s", runloop_total(&c->rl));
-	json_double(&j, summary ? "duration_s" : "interval_s", secs);
+	frame_json_begin(&j, r);
 	json_str(&j, "event", c->ev.name);
-	if (!c->tracepoint && !c->ev.attr.freq && c->ev.attr.type == PERF_TYPE_SOFTWARE &&
-	    (c->ev.attr.config == PERF_COUNT_SW_CPU_CLOCK || c->ev.attr.config == PERF_COUNT_SW_TASK_CLOCK))
-		json_int(&j, "frequency_hz", c->hz ? c->hz : DEFAULT_HZ);
+	if (c->tracepoint)
+		;
 	else if (c->ev.attr.freq)
 		json_int(&j, "frequency_hz", c->ev.attr.sample_freq);
-	else if (!c->tracepoint)
+	else if (c->ev.attr.type == PERF_TYPE_SOFTWARE &&
+		 (c->ev.attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+		  c->ev.attr.config == PERF_COUNT_SW_TASK_CLOCK))
+		json_int(&j, "frequency_hz", c->hz ? c->hz : DEFAULT_HZ);
+	else
 		json_uint(&j, "period", c->ev.attr.sample_period);
 	json_uint(&j, "samples", st->samples);
 	json_object_begin(&j, "lost");
@@ -581,20 +636,49 @@ static void report_json(struct profile_cmd *c, const struct stack_set *ss, const
 	json_uint(&j, "user_stack_errors", st->ustack_err);
 	json_uint(&j, "kernel_stack_errors", st->kstack_err);
 	json_uint(&j, "stack_missing", st->stack_missing);
-	if (summary) {
-		json_bool(&j, "target_exited", c->exited);
+	json_uint(&j, "entry_callers_restored", st->entry_fixed);
+	json_uint(&j, "stacks", ss->n);
+	if (summary)
 		json_double(&j, "symbolize_ms", sym_ms);
-		json_uint(&j, "stacks", ss->n);
-	}
-	json_array_begin(&j, "groups");
+	/* the breakdown is named for what its elements are (docs/json.md) */
+	bool per_proc = c->by == PROF_BY_PID || c->by == PROF_BY_THREAD;
+	json_array_begin(&j, per_proc ? "processes" : "types");
 	for (size_t gi = 0; gi < s.ng; gi++) {
+		const char *gname = stack_set_name(ss, s.g[gi].name);
+		char label[128];
+		unsigned id;
 		json_object_begin(&j, NULL);
-		json_str(&j, "group", stack_set_name(ss, s.g[gi].name));
+		if (c->by == PROF_BY_PID) {
+			split_id(gname, label, sizeof(label), &id);
+			json_uint(&j, "pid", id);
+			json_str(&j, "type", label);
+		} else if (c->by == PROF_BY_THREAD) {
+			split_id(gname, label, sizeof(label), &id);
+			uint32_t pid = prof_engine_thread_pid(c->e, id);
+			json_uint(&j, "pid", pid);
+			if (pid != id)
+				json_uint(&j, "tid", id);
+			json_str(&j, "thread", label);
+			json_str(&j, "type", prof_engine_label(c->e, pid));
+		} else {
+			json_str(&j, "type", gname);
+		}
 		json_uint(&j, "samples", s.g[gi].samples);
 		json_funcs(&j, ss, &s, s.g[gi].name, s.g[gi].samples, top);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	if (!per_proc) {
+		json_array_begin(&j, "processes");
+		for (size_t i = 0; i < col->nprocs; i++) {
+			json_object_begin(&j, NULL);
+			json_uint(&j, "pid", col->procs[i].pid);
+			json_str(&j, "type", prof_engine_label(c->e, col->procs[i].pid));
+			json_uint(&j, "samples", col->procs[i].samples);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+	}
 	if (summary) {
 		const struct sym_module *m;
 		int nm = prof_engine_modules(c->e, &m);
@@ -607,7 +691,8 @@ static void report_json(struct profile_cmd *c, const struct stack_set *ss, const
 				json_double(&j, "frame_pointer_pct", m[i].fp_permille / 10.0);
 			else
 				json_null(&j, "frame_pointer_pct");
-			json_bool(&j, "frame_pointers", m[i].fp_permille < 0 || m[i].fp_permille >= 250);
+			json_bool(&j, "frame_pointers", m[i].fp_permille < 0 ||
+				  m[i].fp_permille >= FP_MIN_PERMILLE);
 			json_object_end(&j);
 		}
 		json_array_end(&j);
@@ -653,59 +738,76 @@ static int write_output(struct profile_cmd *c, const struct stack_set *ss, doubl
 	return 0;
 }
 
-static void report(struct profile_cmd *c, bool summary)
+static void report(void *ctx, const struct frame_report *r)
 {
-	struct stack_set ss;
-	struct prof_stats st;
-	struct profile_counts pc;
-	double secs = summary ? runloop_total(&c->rl) : runloop_elapsed(&c->rl);
+	struct profile_cmd *c = ctx;
+	struct collected col = { 0 };
+	bool summary = r->kind == FRAME_SUMMARY;
 	uint64_t t0 = now_ns();
 
-	stack_set_init(&ss);
-	if (collect(c, summary, &ss, &st, &pc) < 0)
+	if (c->folded && !summary)
+		return;
+	stack_set_init(&col.ss);
+	if (collect(c, summary, &col) < 0)
 		goto out;
 	double sym_ms = (now_ns() - t0) / 1e6;
-	if (summary && c->out)
-		write_output(c, &ss, secs);
-	if (c->folded) {
-		if (summary)
-			folded_write(&ss, stdout);
-	} else if (global.json) {
-		report_json(c, &ss, &st, summary, secs, sym_ms);
-	} else {
-		report_text(c, &ss, &st, summary, secs);
-	}
+	if (summary && c->out && write_output(c, &col.ss, r->span_s) < 0)
+		c->failed = true;
+	if (c->folded)
+		folded_write(&col.ss, stdout);
+	else if (global.json)
+		report_json(c, &col, r, sym_ms);
+	else
+		report_text(c, &col, r);
 	fflush(stdout);
 out:
-	profile_counts_free(&pc);
-	stack_set_free(&ss);
+	free(col.procs);
+	stack_set_free(&col.ss);
 }
 
-static bool poll_check(void *arg)
+static bool poll(void *ctx)
 {
-	struct profile_cmd *c = arg;
+	struct profile_cmd *c = ctx;
 
 	prof_engine_poll(c->e, NULL, NULL);
-	return c->t.kind == TARGET_NONE || target_alive(&c->t);
+	return true;
+}
+
+/* Detaches and frees; safe to call twice. */
+static void cleanup(void *ctx)
+{
+	struct profile_cmd *c = ctx;
+
+	prof_engine_free(c->e);
+	c->e = NULL;
+	target_free(&c->t);
+	u64map_free(&c->prev);
 }
 
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_cmd c = { 0 };
-	struct target_opts to = { 0 };
+	const struct frame_ops ops = {
+		.report = report,
+		.poll = poll,
+		.poll_ms = 100,
+		.teardown = cleanup,
+		.teardown_what = "detaching the profile probes",
+	};
 	char evd[192];
 	int ret;
 
 	u64map_init(&c.prev);
-	ret = parse_options(&c, &to, argc, argv);
+	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
-	if (c.all && (to.pg_set || to.pids || to.tid)) {
+		return frame_status(ret);
+	struct target_opts *to = &c.f.to;
+	if (c.all && (to->pg_set || to->pids || to->tid)) {
 		error("-a and a target together");
 		hint("-a profiles every process; --pg, -p or -t only those");
 		return EXIT_USAGE;
 	}
-	if (!c.all && !to.pg_set && !to.pids && !to.tid) {
+	if (!c.all && !to->pg_set && !to->pids && !to->tid) {
 		error("profile needs a target");
 		hint("--pg (the only cluster), --pg DATADIR, -p PID, -t TID, or -a for every process");
 		return EXIT_USAGE;
@@ -713,7 +815,7 @@ int cmd_profile(int argc, char **argv)
 	ret = resolve_event(&c);
 	if (ret)
 		return ret;
-	ret = target_resolve(&c.t, &to, !c.all);
+	ret = target_resolve(&c.t, to, !c.all);
 	if (ret)
 		return ret;
 	if (!c.by_set)
@@ -729,32 +831,15 @@ int cmd_profile(int argc, char **argv)
 		.kernel = !c.user_only,
 	};
 	ret = prof_engine_open(&c.e, &c.t, &o);
-	if (ret)
-		goto out;
-
-	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	if (ret) {
+		cleanup(&c);
+		return ret;
+	}
+	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
+	c.f.target = &c.t;
+	frame_start(&c.f);
 	describe_event(&c, evd, sizeof(evd));
 	fprintf(stderr, "tracing %s: %s; Ctrl-C to stop\n", target_describe(&c.t), evd);
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 100, poll_check, &c);
-		if (ev == RUNLOOP_TICK) {
-			if (!c.folded)
-				report(&c, false);
-			continue;
-		}
-		if (c.t.kind != TARGET_NONE && !target_alive(&c.t)) {
-			c.exited = true;
-			warning("%s exited; stopping", target_describe(&c.t));
-		}
-		break;
-	}
-	if (c.time.interval > 0 && !c.folded)
-		report(&c, false);
-	report(&c, true);
-	ret = EXIT_OK;
-out:
-	prof_engine_free(c.e);
-	target_free(&c.t);
-	u64map_free(&c.prev);
-	return ret;
+	frame_run(&c.f, &ops, &c);
+	return c.failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -159,6 +159,7 @@ void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st)
 	st->kstack_err = c->stats[PROFILE_ST_KSTACK_ERR];
 	st->ring_full = c->stats[PROFILE_ST_RING_FULL];
 	st->threads_full = c->stats[PROFILE_ST_THREADS_FULL];
+	st->entry_fixed = c->stats[PROFILE_ST_ENTRY_FIXED];
 }
 
 const char *prof_engine_label(struct prof_engine *e, uint32_t pid)
@@ -179,6 +180,13 @@ const char *prof_engine_label(struct prof_engine *e, uint32_t pid)
 		}
 	}
 	return "exited";
+}
+
+uint32_t prof_engine_thread_pid(struct prof_engine *e, uint32_t tid)
+{
+	struct profile_thread th;
+
+	return profile_probe_thread(e->probe, tid, &th) == 0 ? th.pid : tid;
 }
 
 const char *prof_engine_group(struct prof_engine *e, uint32_t pid, uint32_t tid, enum prof_by by)
@@ -234,15 +242,15 @@ static long get_stack(struct prof_engine *e, bool kernel, uint64_t hash)
 	return (long)e->nstk++;
 }
 
-static enum frame_kind frame_kind_of(enum sym_kind k)
+static enum stack_kind stack_kind_of(enum sym_kind k)
 {
 	switch (k) {
-	case SYM_USER: return FRAME_USER;
-	case SYM_KERNEL: return FRAME_KERNEL;
-	case SYM_JIT: return FRAME_JIT;
-	case SYM_UNNAMED: return FRAME_UNNAMED;
+	case SYM_USER: return STACK_USER;
+	case SYM_KERNEL: return STACK_KERNEL;
+	case SYM_JIT: return STACK_JIT;
+	case SYM_UNNAMED: return STACK_UNNAMED;
 	}
-	return FRAME_UNNAMED;
+	return STACK_UNNAMED;
 }
 
 int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
@@ -261,24 +269,24 @@ int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t
 	missing = (k->ustack > 1 && ui < 0) || (k->kstack > 1 && ki < 0);
 	us = ui >= 0 ? &e->stk[ui] : NULL;
 	ks = ki >= 0 ? &e->stk[ki] : NULL;
-	f[n++] = stack_set_frame(ss, prof_engine_group(e, k->pid, k->tid, by), FRAME_GROUP);
+	f[n++] = stack_set_frame(ss, prof_engine_group(e, k->pid, k->tid, by), STACK_GROUP);
 	if (us && (us->flags & PROFILE_STACK_TRUNCATED))
 		truncated = true;
 	if (truncated)
-		f[n++] = stack_set_frame(ss, "[truncated]", FRAME_MARK);
+		f[n++] = stack_set_frame(ss, "[truncated]", STACK_MARK);
 	if (missing)
-		f[n++] = stack_set_frame(ss, "[stack lost]", FRAME_MARK);
+		f[n++] = stack_set_frame(ss, "[stack lost]", STACK_MARK);
 	for (int i = us ? (int)us->len - 1 : -1; i >= 0; i--) {
 		symbolizer_user(e->sym, k->pid, us->ip[i], i > 0, &sf);
-		f[n++] = stack_set_frame(ss, sf.name, frame_kind_of(sf.kind));
+		f[n++] = stack_set_frame(ss, sf.name, stack_kind_of(sf.kind));
 	}
 	if (ks && (ks->flags & PROFILE_STACK_TRUNCATED)) {
 		truncated = true;
-		f[n++] = stack_set_frame(ss, "[truncated]", FRAME_MARK);
+		f[n++] = stack_set_frame(ss, "[truncated]", STACK_MARK);
 	}
 	for (int i = ks ? (int)ks->len - 1 : -1; i >= 0; i--) {
 		symbolizer_kernel(e->sym, ks->ip[i], i > 0, &sf);
-		f[n++] = stack_set_frame(ss, sf.name, frame_kind_of(sf.kind));
+		f[n++] = stack_set_frame(ss, sf.name, stack_kind_of(sf.kind));
 	}
 	for (int i = 0; i < n; i++)
 		if (f[i] == UINT32_MAX)

@@ -28,6 +28,7 @@ struct prof_stats {
 	uint64_t lost;          /* lost in the kernel (maps full) */
 	uint64_t lost_counts, lost_stacks;
 	uint64_t ustack_err, kstack_err, ring_full, threads_full;
+	uint64_t entry_fixed;   /* user stacks whose leaf was at a function's entry or ret */
 	uint64_t truncated;     /* samples whose user or kernel stack hit PROFILE_MAX_DEPTH */
 	uint64_t stack_missing; /* samples whose stack was not in the map any more */
 };
@@ -59,6 +60,8 @@ int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t
 void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st);
 /* The group label of a (pid, tid) for `by`, valid until the next call. */
 const char *prof_engine_group(struct prof_engine *e, uint32_t pid, uint32_t tid, enum prof_by by);
+/* The process of thread tid, as the kernel kept it (tid itself when unknown). */
+uint32_t prof_engine_thread_pid(struct prof_engine *e, uint32_t tid);
 /* The process label alone: backend type, or command name. */
 const char *prof_engine_label(struct prof_engine *e, uint32_t pid);
 /* File-backed modules seen in frames, with their frame-pointer share. */

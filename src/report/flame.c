@@ -109,25 +109,25 @@ static void xml_escape(FILE *f, const char *s)
 }
 
 /* A stable colour per name, in a hue range per kind (warm user code, orange kernel...). */
-static void colour(const char *name, enum frame_kind kind, char *buf, size_t len)
+static void colour(const char *name, enum stack_kind kind, char *buf, size_t len)
 {
 	uint64_t h = hash_bytes(name, strlen(name), 7);
 	unsigned a = h & 0xff, b = (h >> 8) & 0xff;
 	int r, g, bl;
 
 	switch (kind) {
-	case FRAME_KERNEL:  r = 200 + a % 55; g = 120 + b % 60; bl = 30; break;
-	case FRAME_JIT:     r = 60 + a % 50; g = 180 + b % 60; bl = 60 + a % 40; break;
-	case FRAME_UNNAMED: r = g = bl = 170 + a % 40; break;
-	case FRAME_GROUP:   r = 90 + a % 40; g = 140 + b % 40; bl = 220; break;
-	case FRAME_MARK:    r = 170; g = 120; bl = 210; break;
+	case STACK_KERNEL:  r = 200 + a % 55; g = 120 + b % 60; bl = 30; break;
+	case STACK_JIT:     r = 60 + a % 50; g = 180 + b % 60; bl = 60 + a % 40; break;
+	case STACK_UNNAMED: r = g = bl = 170 + a % 40; break;
+	case STACK_GROUP:   r = 90 + a % 40; g = 140 + b % 40; bl = 220; break;
+	case STACK_MARK:    r = 170; g = 120; bl = 210; break;
 	default:            r = 205 + a % 50; g = 60 + b % 130; bl = 40 + a % 30; break;
 	}
 	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, bl);
 }
 
 static void write_frame(FILE *f, const struct stack_set *ss, const struct node *nd, const char *name,
-			enum frame_kind kind, uint64_t total, double scale, int y, const char *unit)
+			enum stack_kind kind, uint64_t total, double scale, int y, const char *unit)
 {
 	char fill[32];
 	double x = FLAME_MARGIN + nd->off * scale, w = nd->count * scale;
@@ -258,10 +258,10 @@ int flame_write_svg(const struct stack_set *ss, FILE *f, const struct flame_opts
 			continue; /* and its children, narrower still */
 		int y = top + (t.max_depth - nd->depth) * FLAME_FRAME_H;
 		if (nd == &t.v[0])
-			write_frame(f, ss, nd, "all", FRAME_GROUP, total, scale, y, unit);
+			write_frame(f, ss, nd, "all", STACK_GROUP, total, scale, y, unit);
 		else
 			write_frame(f, ss, nd, stack_set_name(ss, nd->name),
-				    ss->kinds[nd->name] < FRAME_KINDS ? ss->kinds[nd->name] : FRAME_USER,
+				    ss->kinds[nd->name] < STACK_KINDS ? ss->kinds[nd->name] : STACK_USER,
 				    total, scale, y, unit);
 		size_t nk = 0;
 		for (uint32_t c = nd->first; c != UINT32_MAX; c = t.v[c].next)

@@ -48,7 +48,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-uint32_t stack_set_frame(struct stack_set *ss, const char *name, enum frame_kind kind)
+uint32_t stack_set_frame(struct stack_set *ss, const char *name, enum stack_kind kind)
 {
 	size_t len = strlen(name);
 	char *clean = malloc(len + 2), *o = clean;

@@ -8,14 +8,14 @@
 #include "util/hashtab.h"
 
 /* What a frame is, for colours and for readers of the set. */
-enum frame_kind {
-	FRAME_GROUP,   /* the root: a process, backend type, thread, wait event... */
-	FRAME_USER,
-	FRAME_KERNEL,
-	FRAME_JIT,
-	FRAME_UNNAMED, /* "[module+0xoff]" */
-	FRAME_MARK,    /* "[truncated]" and other notes inside a stack */
-	FRAME_KINDS,
+enum stack_kind {
+	STACK_GROUP,   /* the root: a process, backend type, thread, wait event... */
+	STACK_USER,
+	STACK_KERNEL,
+	STACK_JIT,
+	STACK_UNNAMED, /* "[module+0xoff]" */
+	STACK_MARK,    /* "[truncated]" and other notes inside a stack */
+	STACK_KINDS,
 };
 
 struct stack_ent {
@@ -42,7 +42,7 @@ void stack_set_free(struct stack_set *ss);
  * bytes that are not printable UTF-8 become '?', and ';' (the folded format's
  * separator) becomes ':'. UINT32_MAX when out of memory.
  */
-uint32_t stack_set_frame(struct stack_set *ss, const char *name, enum frame_kind kind);
+uint32_t stack_set_frame(struct stack_set *ss, const char *name, enum stack_kind kind);
 static inline const char *stack_set_name(const struct stack_set *ss, uint32_t id)
 {
 	return strpool_str(&ss->names, id);

@@ -18,10 +18,10 @@ static void test_merge_and_fold(void **state)
 	size_t len = 0;
 
 	stack_set_init(&ss);
-	uint32_t g = stack_set_frame(&ss, "app", FRAME_GROUP);
-	uint32_t m = stack_set_frame(&ss, "main", FRAME_USER);
-	uint32_t a = stack_set_frame(&ss, "f_a", FRAME_USER);
-	uint32_t b = stack_set_frame(&ss, "f_b", FRAME_USER);
+	uint32_t g = stack_set_frame(&ss, "app", STACK_GROUP);
+	uint32_t m = stack_set_frame(&ss, "main", STACK_USER);
+	uint32_t a = stack_set_frame(&ss, "f_a", STACK_USER);
+	uint32_t b = stack_set_frame(&ss, "f_b", STACK_USER);
 	uint32_t s1[] = { g, m, a }, s2[] = { g, m, b }, s3[] = { g, m };
 	assert_int_equal(stack_set_add(&ss, s1, 3, 5), 0);
 	assert_int_equal(stack_set_add(&ss, s2, 3, 2), 0);
@@ -29,8 +29,8 @@ static void test_merge_and_fold(void **state)
 	assert_int_equal(stack_set_add(&ss, s3, 2, 1), 0);
 	assert_int_equal(ss.n, 3);
 	assert_int_equal(ss.total, 9);
-	assert_int_equal(stack_set_frame(&ss, "main", FRAME_KERNEL), m);
-	assert_int_equal(ss.kinds[m], FRAME_USER);
+	assert_int_equal(stack_set_frame(&ss, "main", STACK_KERNEL), m);
+	assert_int_equal(ss.kinds[m], STACK_USER);
 
 	FILE *f = open_memstream(&out, &len);
 	assert_int_equal(folded_write(&ss, f), 0);
@@ -45,12 +45,12 @@ static void test_clean_names(void **state)
 	struct stack_set ss;
 
 	stack_set_init(&ss);
-	uint32_t id = stack_set_frame(&ss, "a;b\nc\xff" "d\xc3\xa9", FRAME_JIT);
+	uint32_t id = stack_set_frame(&ss, "a;b\nc\xff" "d\xc3\xa9", STACK_JIT);
 	assert_string_equal(stack_set_name(&ss, id), "a:b?c?d\xc3\xa9");
-	id = stack_set_frame(&ss, "", FRAME_USER);
+	id = stack_set_frame(&ss, "", STACK_USER);
 	assert_string_equal(stack_set_name(&ss, id), "?");
 	/* an overlong encoding and a lone surrogate are not UTF-8 */
-	id = stack_set_frame(&ss, "\xc0\xaf" "x\xed\xa0\x80", FRAME_USER);
+	id = stack_set_frame(&ss, "\xc0\xaf" "x\xed\xa0\x80", STACK_USER);
 	assert_string_equal(stack_set_name(&ss, id), "??x???");
 	stack_set_free(&ss);
 }
@@ -63,7 +63,7 @@ static void test_many(void **state)
 	stack_set_init(&ss);
 	for (int i = 0; i < 20000; i++) {
 		snprintf(name, sizeof(name), "fn%d", i % 5000);
-		uint32_t fr[2] = { stack_set_frame(&ss, "g", FRAME_GROUP), stack_set_frame(&ss, name, FRAME_USER) };
+		uint32_t fr[2] = { stack_set_frame(&ss, "g", STACK_GROUP), stack_set_frame(&ss, name, STACK_USER) };
 		assert_int_equal(stack_set_add(&ss, fr, 2, 1), 0);
 	}
 	assert_int_equal(ss.n, 5000);

@@ -3,11 +3,11 @@
  * each call of f_b, each call doing the same work, so f_a has 75 % of the samples and
  * f_b 25 %, and every stack is main -> loop -> f_a or f_b. Built with frame pointers.
  *
- *   profloop [-w] [-s SECS] [-r DEPTH]
+ *   profloop [-w] [-s SECS] [-r DEPTH] [-t]
  *     prints "ready PID"; -w: then waits for SIGUSR1; runs the loop (for SECS seconds,
  *     then prints "done" and sleeps until killed; without -s until killed). -r DEPTH:
  *     the loop runs DEPTH calls deep inside deep() (a stack deeper than the unwinder
- *     takes, when DEPTH is over 127).
+ *     takes, when DEPTH is over 127). -t: loop_short() calls f_short() forever instead.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +34,21 @@ PROFLOOP_FUNC(f_a)
 PROFLOOP_FUNC(f_b)
 void f_a(void);
 void f_b(void);
+
+/*
+ * A function so short that most samples in it fall on its prologue or epilogue, where
+ * the frame-pointer chain does not hold its caller (-t).
+ */
+__asm__(".text\n.globl f_short\n.type f_short,@function\nf_short:\n"
+	"\tpush %rbp\n\tmov %rsp,%rbp\n\taddq $1,profloop_sink(%rip)\n"
+	"\tpop %rbp\n\tret\n.size f_short,.-f_short\n");
+void f_short(void);
+
+__attribute__((noinline)) void loop_short(void)
+{
+	for (;;)
+		f_short();
+}
 
 __attribute__((noinline)) void loop(double secs)
 {
@@ -72,11 +87,13 @@ static void on_usr1(int sig)
 int main(int argc, char **argv)
 {
 	double secs = 0;
-	int opt, wait = 0, depth = 0;
+	int opt, wait = 0, depth = 0, tight = 0;
 	sigset_t set, old;
 
-	while ((opt = getopt(argc, argv, "ws:r:")) != -1) {
-		if (opt == 'w')
+	while ((opt = getopt(argc, argv, "ws:r:t")) != -1) {
+		if (opt == 't')
+			tight = 1;
+		else if (opt == 'w')
 			wait = 1;
 		else if (opt == 's')
 			secs = atof(optarg);
@@ -93,6 +110,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (wait)
 		sigsuspend(&old);
+	if (tight)
+		loop_short();
 	if (depth)
 		deep(depth, secs);
 	else
