@@ -119,6 +119,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(DBTAP_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) $(CMOCKA_LIBS) -o $@
 
+# test_oom makes the Nth allocation fail: its allocator calls go through wrappers.
+$(BUILD)/tests/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 # Test workloads: deterministic targets with known instructions and USDT sites.
 # The profiler's targets keep frame pointers, as PostgreSQL's Debian build does.
 workloads: $(WORKLOADS)

@@ -38,9 +38,17 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	struct count_probe *cp = calloc(1, sizeof(*cp));
 	int err;
 
+	if (!cp) {
+		error("out of memory");
+		return NULL;
+	}
 	cp->nprobes = probes->n;
 	cp->ncpus = libbpf_num_possible_cpus();
-	cp->percpu = calloc(cp->ncpus, sizeof(uint64_t));
+	cp->percpu = cp->ncpus > 0 ? calloc(cp->ncpus, sizeof(uint64_t)) : NULL;
+	if (!cp->percpu) {
+		error("out of memory");
+		goto fail;
+	}
 	cp->skel = count__open_opts(core_btf_open_opts());
 	if (!cp->skel) {
 		error_errno("cannot open the count BPF program");

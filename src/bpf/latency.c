@@ -39,9 +39,17 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	pid_t pid = attach_pid(o->target);
 	int err;
 
+	if (!lp) {
+		error("out of memory");
+		return NULL;
+	}
 	lp->npairs = o->npairs;
 	lp->ncpus = libbpf_num_possible_cpus();
-	lp->percpu = calloc(lp->ncpus, sizeof(struct lat_hist));
+	lp->percpu = lp->ncpus > 0 ? calloc(lp->ncpus, sizeof(struct lat_hist)) : NULL;
+	if (!lp->percpu) {
+		error("out of memory");
+		goto fail;
+	}
 	lp->skel = latency__open_opts(core_btf_open_opts());
 	if (!lp->skel) {
 		error_errno("cannot open the latency BPF program");

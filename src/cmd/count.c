@@ -16,14 +16,10 @@
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "util/runloop.h"
 
-
-struct prev_hit {
-	struct count_key k;
-	uint64_t hits;
-};
 
 struct count_cmd {
 	struct frame f;
@@ -33,8 +29,7 @@ struct count_cmd {
 	struct probe_list probes;
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
-	struct prev_hit *prev_hits; /* --by: per (probe, pid) at the last report, sorted */
-	int nprev;
+	struct hashmap prev_hits; /* --by: (probe, pid) -> hits at the last report */
 };
 
 enum { OPT_BY = FRAME_KEY_LONG, OPT_MAX_PROBES };
@@ -142,13 +137,9 @@ static int cmp_split(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static int cmp_prev(const void *a, const void *b)
+static uint64_t prev_key(const struct count_key *k)
 {
-	const struct prev_hit *x = a, *y = b;
-
-	if (x->k.probe != y->k.probe)
-		return x->k.probe < y->k.probe ? -1 : 1;
-	return x->k.pid < y->k.pid ? -1 : x->k.pid > y->k.pid;
+	return (uint64_t)k->probe << 32 | k->pid;
 }
 
 static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
@@ -165,13 +156,9 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		uint64_t d = v[i].hits;
-		if (!summary && c->nprev) {
-			struct prev_hit key = { .k = k[i] }, *pv;
-			pv = bsearch(&key, c->prev_hits, c->nprev, sizeof(key), cmp_prev);
-			if (pv)
-				d -= pv->hits;
-		}
+		uint64_t d = v[i].hits, before;
+		if (!summary && hashmap_get_u64(&c->prev_hits, prev_key(&k[i]), &before))
+			d -= before;
 		if (!d)
 			continue;
 		struct pid_label l;
@@ -193,19 +180,13 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 		s[ns++].hits = d;
 	}
 	if (!summary) {
-		struct prev_hit *ph = realloc(c->prev_hits, (n > 0 ? n : 1) * sizeof(*ph));
-		if (ph) {
-			c->prev_hits = ph;
-		} else {
-			warning("out of memory: the next interval's split covers the run so far");
-			n = 0;
-		}
-		for (int i = 0; i < n; i++) {
-			c->prev_hits[i].k = k[i];
-			c->prev_hits[i].hits = v[i].hits;
-		}
-		c->nprev = n;
-		qsort(c->prev_hits, n, sizeof(*c->prev_hits), cmp_prev);
+		hashmap_free(&c->prev_hits);
+		for (int i = 0; i < n; i++)
+			if (hashmap_put_u64(&c->prev_hits, prev_key(&k[i]), v[i].hits)) {
+				warning("out of memory: the next interval's split covers the run so far");
+				hashmap_free(&c->prev_hits);
+				break;
+			}
 	}
 	free(k);
 	free(v);
@@ -336,9 +317,8 @@ static void cleanup(void *ctx)
 	target_free(&c->t);
 	free(c->prev);
 	free(c->cur);
-	free(c->prev_hits);
+	hashmap_free(&c->prev_hits);
 	c->prev = c->cur = NULL;
-	c->prev_hits = NULL;
 }
 
 /* Whether any PROBE word (argv[optind..]) leaves its binary to the target. */

@@ -15,6 +15,7 @@
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "util/runloop.h"
 
@@ -40,22 +41,10 @@ struct lat_cmd {
 	struct hist *h;
 	struct stmt *stmts;
 	int nstmts;
-	int *stmt_slots; /* open addressing over stmts by text hash; -1 free */
+	struct hashmap stmt_of_text; /* normalized text -> index in stmts */
 	uint64_t stmt_other;
 	struct runloop rl;
 };
-
-#define STMT_SLOTS 32768 /* a power of two, over 3x LAT_MAX_STMTS */
-
-/* FNV-1a: statement texts to hash slots. */
-static uint32_t text_hash(const char *t)
-{
-	uint32_t h = 2166136261u;
-
-	while (*t)
-		h = (h ^ (unsigned char)*t++) * 16777619u;
-	return h;
-}
 
 static void usage(FILE *f)
 {
@@ -222,18 +211,14 @@ static int stmt_merge(struct lat_cmd *c, const struct lat_stmt_entry *e)
 		snprintf(text, sizeof(text), "%s", e->text);
 	else
 		pg_normalize_query(e->text, text, sizeof(text));
-	uint32_t slot = text_hash(text) & (STMT_SLOTS - 1);
-	while (c->stmt_slots[slot] >= 0) {
-		if (!strcmp(c->stmts[c->stmt_slots[slot]].text, text)) {
-			s = &c->stmts[c->stmt_slots[slot]];
-			break;
-		}
-		slot = (slot + 1) & (STMT_SLOTS - 1);
-	}
-	if (!s) {
+	uint64_t idx;
+	if (hashmap_get_str(&c->stmt_of_text, text, &idx)) {
+		s = &c->stmts[idx];
+	} else {
 		if (c->nstmts >= LAT_MAX_STMTS)
 			return 0; /* cannot happen: at most one statement per key */
-		c->stmt_slots[slot] = c->nstmts;
+		if (hashmap_put_str(&c->stmt_of_text, text, c->nstmts))
+			return -1;
 		s = &c->stmts[c->nstmts++];
 		memset(s, 0, sizeof(*s));
 		s->text = strdup(text);
@@ -259,10 +244,9 @@ static int stmts_collect(struct lat_cmd *c)
 
 	if (n < 0)
 		return error("out of memory reading the statements");
-	if (!c->stmt_slots) {
-		c->stmt_slots = malloc(STMT_SLOTS * sizeof(*c->stmt_slots));
+	if (!c->stmts) {
 		c->stmts = calloc(LAT_MAX_STMTS, sizeof(*c->stmts));
-		if (!c->stmt_slots || !c->stmts) {
+		if (!c->stmts) {
 			free(v);
 			return error("out of memory reading the statements");
 		}
@@ -270,7 +254,7 @@ static int stmts_collect(struct lat_cmd *c)
 	for (int i = 0; i < c->nstmts; i++)
 		free(c->stmts[i].text);
 	c->nstmts = 0;
-	memset(c->stmt_slots, 0xff, STMT_SLOTS * sizeof(*c->stmt_slots));
+	hashmap_free(&c->stmt_of_text);
 	for (int i = 0; i < n; i++)
 		if (stmt_merge(c, &v[i]) < 0)
 			break;
@@ -494,6 +478,11 @@ int cmd_latency(int argc, char **argv)
 	c.cur = calloc(1, sizeof(*c.cur));
 	c.d = calloc(1, sizeof(*c.d));
 	c.h = calloc(1, sizeof(*c.h));
+	if (!c.cur || !c.d || !c.h) {
+		error("out of memory");
+		ret = EXIT_FAIL;
+		goto out;
+	}
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	runloop_init(&c.rl, c.time.interval, c.time.duration);
@@ -521,7 +510,7 @@ out:
 	for (int i = 0; i < c.nstmts; i++)
 		free(c.stmts[i].text);
 	free(c.stmts);
-	free(c.stmt_slots);
+	hashmap_free(&c.stmt_of_text);
 	free(c.cur);
 	free(c.d);
 	free(c.h);

@@ -17,6 +17,7 @@
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "util/runloop.h"
 
@@ -40,6 +41,7 @@ struct tps_cmd {
 	struct hist *h;
 	struct backend_info *bi;
 	int nbi;
+	struct hashmap bi_of_tid; /* thread id -> index in bi */
 };
 
 enum { OPT_BY = FRAME_KEY_LONG, OPT_PER_BACKEND, OPT_HIST };
@@ -121,28 +123,19 @@ static void fill_info(struct tps_cmd *c, struct backend_info *bi, const struct t
 	snprintf(bi->database, sizeof(bi->database), "%s", l.database);
 }
 
-static int cmp_info(const void *a, const void *b)
-{
-	const struct backend_info *x = a, *y = b;
-
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 static struct backend_info *info_find(struct tps_cmd *c, __u32 tid)
 {
-	struct backend_info key = { .tid = tid };
+	uint64_t i;
 
-	return c->nbi ? bsearch(&key, c->bi, c->nbi, sizeof(*c->bi), cmp_info) : NULL;
+	return hashmap_get_u64(&c->bi_of_tid, tid, &i) ? &c->bi[i] : NULL;
 }
 
 /*
- * Makes sure every backend of e has its info (c->bi stays sorted by tid, so a busy
- * server's thousands of backends are found by bisection), typing those not typed yet.
+ * Makes sure every backend of e has its info (found by thread id through c->bi_of_tid:
+ * a busy server has thousands), typing those not typed yet. -1 when out of memory.
  */
-static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, int n)
+static int info_update(struct tps_cmd *c, const struct tps_backend_entry *e, int n)
 {
-	int added = 0;
-
 	for (int i = 0; i < n; i++) {
 		struct backend_info *bi = info_find(c, e[i].tid);
 
@@ -158,18 +151,20 @@ static void info_update(struct tps_cmd *c, const struct tps_backend_entry *e, in
 				fill_info(c, bi, &e[i].b);
 			continue;
 		}
-		c->bi = realloc(c->bi, (c->nbi + added + 1) * sizeof(*c->bi));
-		bi = &c->bi[c->nbi + added++];
+		struct backend_info *nv = realloc(c->bi, (c->nbi + 1) * sizeof(*c->bi));
+		if (!nv)
+			return -1;
+		c->bi = nv;
+		if (hashmap_put_u64(&c->bi_of_tid, e[i].tid, c->nbi))
+			return -1;
+		bi = &c->bi[c->nbi++];
 		memset(bi, 0, sizeof(*bi));
 		bi->tid = e[i].tid;
 		bi->tgid = e[i].b.tgid;
 		bi->born = e[i].b.born;
 		fill_info(c, bi, &e[i].b);
 	}
-	if (added) {
-		c->nbi += added;
-		qsort(c->bi, c->nbi, sizeof(*c->bi), cmp_info);
-	}
+	return 0;
 }
 
 static double per_s(uint64_t n, double secs)
@@ -223,7 +218,13 @@ static int collect_rows(struct tps_cmd *c, bool summary, struct row **out)
 		return 0;
 	}
 	/* Learn every backend first: that may move c->bi, and rows point into it. */
-	info_update(c, e, n);
+	if (info_update(c, e, n)) {
+		error("out of memory");
+		free(e);
+		free(rows);
+		*out = NULL;
+		return 0;
+	}
 	for (int i = 0; i < n; i++) {
 		struct backend_info *bi = info_find(c, e[i].tid);
 		const struct tps_backend *now = &e[i].b;
@@ -515,6 +516,7 @@ static void cleanup(void *ctx)
 	free(c->cur);
 	free(c->h);
 	free(c->bi);
+	hashmap_free(&c->bi_of_tid);
 	c->prev = c->cur = NULL;
 	c->h = NULL;
 	c->bi = NULL;

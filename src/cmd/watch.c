@@ -19,6 +19,7 @@
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "util/runloop.h"
 
@@ -52,6 +53,7 @@ struct watch_cmd {
 	struct runloop rl;
 	struct proc_info *procs;
 	int nprocs;
+	struct hashmap proc_of_pid; /* pid -> index in procs: looked up per ring-buffer event */
 	uint64_t prev_total;
 	uint64_t value_start, value_prev;
 	bool have_start;
@@ -140,14 +142,17 @@ static struct proc_info *proc_info_get(struct watch_cmd *c, pid_t pid)
 {
 	struct proc_info *p = NULL;
 
-	for (int i = 0; i < c->nprocs && !p; i++)
-		if (c->procs[i].pid == pid)
-			p = &c->procs[i];
+	uint64_t idx;
+
+	if (hashmap_get_u64(&c->proc_of_pid, (uint32_t)pid, &idx))
+		p = &c->procs[idx];
 	if (!p) {
 		struct proc_info *v = realloc(c->procs, (c->nprocs + 1) * sizeof(*v));
 		if (!v)
 			return NULL;
 		c->procs = v;
+		if (hashmap_put_u64(&c->proc_of_pid, (uint32_t)pid, c->nprocs))
+			return NULL;
 		p = &c->procs[c->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
@@ -299,6 +304,9 @@ static void print_writers(struct watch_cmd *c, bool delta, const char *key, int 
 	}
 
 	qsort(c->procs, c->nprocs, sizeof(*c->procs), delta ? cmp_delta : cmp_count);
+	/* sorting moved them: the index follows (the values are replaced, nothing is added) */
+	for (int i = 0; i < c->nprocs; i++)
+		hashmap_put_u64(&c->proc_of_pid, (uint32_t)c->procs[i].pid, i);
 	if (global.json)
 		json_array_begin(&c->j, key);
 	for (int i = 0; i < c->nprocs && shown < limit; i++) {
@@ -772,6 +780,7 @@ int cmd_watch(int argc, char **argv)
 	watch_probe_destroy(c.probe);
 	json_release(&c.j);
 	free(c.procs);
+	hashmap_free(&c.proc_of_pid);
 	target_free(&c.t);
 	return ret;
 }

@@ -162,8 +162,17 @@ static int list_numeric(const char *dir, pid_t **out)
 		if (*end || x <= 0)
 			continue;
 		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			v = realloc(v, alloc * sizeof(*v));
+			int na = alloc ? alloc * 2 : 64;
+			pid_t *nv = realloc(v, na * sizeof(*v));
+			if (!nv) {
+				/* the old block is still ours: free it, not leak it */
+				free(v);
+				closedir(d);
+				errno = ENOMEM;
+				return -1;
+			}
+			v = nv;
+			alloc = na;
 		}
 		v[n++] = (pid_t)x;
 	}

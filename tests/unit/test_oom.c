@@ -1,0 +1,100 @@
+/*
+ * Allocation failures: the allocator is wrapped (-Wl,--wrap, see the Makefile) so that
+ * the Nth call fails; each function must then fail cleanly, report it, and not crash.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/count.h"
+#include "bpf/latency.h"
+#include "report/hist.h"
+#include "target/proc.h"
+#include "target/target.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+
+static int fail_at; /* 0: never; k: the kth call from now fails */
+
+static bool should_fail(void)
+{
+	return fail_at > 0 && --fail_at == 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return should_fail() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return should_fail() ? NULL : __real_realloc(p, n);
+}
+
+/* /proc lists more than 64 pids, so the list grows past its first block. */
+static void test_proc_list_realloc_fails(void **state)
+{
+	pid_t *tids = NULL;
+	int n;
+
+	fail_at = 2; /* the first growth of the list: the 64 -> 128 realloc */
+	n = proc_children(1, &tids);
+	if (fail_at == 0) {
+		assert_int_equal(n, -1);
+	} else {
+		/* fewer than 64 processes here: the growth never happened */
+		fail_at = 0;
+		free(tids);
+		skip();
+	}
+	fail_at = 0;
+}
+
+static void test_count_probe_open_oom(void **state)
+{
+	struct target t = { .kind = TARGET_NONE };
+	struct probe_list pl = { 0 };
+
+	for (int k = 1; k <= 2; k++) {
+		fail_at = k;
+		assert_null(count_probe_open(&t, &pl, false));
+		fail_at = 0;
+	}
+}
+
+static void test_lat_probe_open_oom(void **state)
+{
+	struct target t = { .kind = TARGET_NONE };
+	struct hist_spec spec = { .kind = DISP_LOG2 };
+	struct lat_probe_opts o = { .target = &t, .hist = &spec };
+
+	for (int k = 1; k <= 2; k++) {
+		fail_at = k;
+		assert_null(lat_probe_open(&o));
+		fail_at = 0;
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proc_list_realloc_fails),
+		cmocka_unit_test(test_count_probe_open_oom),
+		cmocka_unit_test(test_lat_probe_open_oom),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
