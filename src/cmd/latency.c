@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,10 @@
 
 #include "bpf/latency.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/probes.h"
 #include "report/hist.h"
+#include "target/label.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -25,11 +28,31 @@ struct stmt {
 	uint64_t count, total_ns, max_ns;
 };
 
+/*
+ * A process's label, learnt at the first poll that saw it: the kernel keeps no title
+ * here, and a backend that exits before the report would be "exited".
+ */
+struct pid_seen {
+	__u32 pid;
+	bool final;
+	struct pid_label l;
+};
+
+/* Per (thread, pair) figures at the previous report, for interval splits. */
+struct prev_thread {
+	struct lat_key k;
+	uint64_t count, sum_ns;
+};
+
+enum stmt_sort { SORT_TOTAL, SORT_MEAN, SORT_MAX, SORT_COUNT };
+
 struct lat_cmd {
+	struct frame f;
 	struct target t;
-	struct time_opts time;
 	struct hist_spec spec;
 	bool hist_given, query, raw;
+	enum by by;
+	enum stmt_sort sort;
 	int top;
 	const char *labels[2 * LAT_MAX_PAIRS];
 	struct probe starts[LAT_MAX_PAIRS], ends[LAT_MAX_PAIRS];
@@ -43,77 +66,89 @@ struct lat_cmd {
 	int nstmts;
 	struct hashmap stmt_of_text; /* normalized text -> index in stmts */
 	uint64_t stmt_other;
-	struct runloop rl;
+	struct prev_thread *prev_threads; /* sorted by key */
+	int nprev;
+	struct pid_seen *seen; /* labels learnt while the processes lived, sorted by pid */
+	int nseen;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap latency START END [START END...] [--pg [TARGET] | -p PID | -t TID]\n"
-		"                     [-i SECS] [-d SECS] [--hist log2|linear:MIN:MAX:STEP] [-j]\n"
-		"       dbtap latency query [--pg [TARGET] | -p PID] [--top N] [--raw-query] ...\n\n"
+enum { OPT_HIST = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_RAW, OPT_BY };
+
+static const struct frame_opt lat_opts[] = {
+	FRAME_OPTS_TARGET,
+	FRAME_OPTS_TIME,
+	{ "by", OPT_BY, required_argument, "pid|type|database|user|query",
+	  "split the times by process, backend type, database, user;\n"
+	  "query: by statement (latency query, its default)" },
+	{ "hist", OPT_HIST, required_argument, "SPEC",
+	  "log2 (default) or linear:MIN:MAX:STEP, in microseconds" },
+	{ "top", OPT_TOP, required_argument, "N", "statements listed by latency query (default 10)" },
+	{ "sort", OPT_SORT, required_argument, "total|mean|max|count",
+	  "which statements --top keeps, largest first (default total)" },
+	{ "raw-query", OPT_RAW, no_argument, NULL, "statement texts as sent, literals included" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd lat_frame = {
+	.name = "latency",
+	.args = "START END [START END...]",
+	.more = "dbtap latency query [--pg [TARGET] | -p PID] [--top N] [--sort KEY] [--raw-query] ...",
+	.about =
 		"Measures the time from START to END on the same thread, in the kernel, as a\n"
-		"histogram with p50/p90/p99/max (within 1.6 %% of the true values).\n\n"
+		"histogram with p50/p90/p99/max (within 1.6 % of the true values).\n\n"
 		"START and END are probes: usdt:[BINARY:]PROVIDER:NAME, uprobe:BINARY:FUNCTION,\n"
 		"uretprobe:BINARY:FUNCTION (a function's duration: uprobe:B:F uretprobe:B:F).\n"
 		"A START without its END on the thread is replaced by the thread's next START.\n\n"
 		"latency query: PostgreSQL's query__start -> query__done (simple query protocol)\n"
 		"per backend, and the statements with the most total time, their literals shown\n"
-		"as $1, $2... (raw texts can carry secrets; --raw-query shows them as sent).\n\n"
-		"options:\n"
-		"  --pg [TARGET]      every process of a cluster, later backends included\n"
-		"  -p PID[,PID]       these processes;  -t TID  one thread\n"
-		"  -i, --interval S   a report every S seconds (default: only the final one)\n"
-		"  -d, --duration S   stop after S seconds (default: Ctrl-C, or the target exits)\n"
-		"  --hist SPEC        log2 (default) or linear:MIN:MAX:STEP, in microseconds\n"
-		"  --top N            statements listed by latency query (default 10)\n"
-		"  --raw-query        statement texts as sent, literals included\n"
-		"  -j, --json         one JSON object per report, the last with \"summary\": true\n"
-		"  -h, --help         this text\n\n"
-		"examples:\n"
+		"as $1, $2... (raw texts can carry secrets; --raw-query shows them as sent).\n",
+	.examples =
 		"  dbtap latency --pg query -d 10\n"
+		"  dbtap latency --pg query --top 5 --sort mean\n"
 		"  dbtap latency --pg uprobe:postgres:pg_plan_query uretprobe:postgres:pg_plan_query\n"
-		"  dbtap latency --pg usdt:postgresql:lock__wait__start usdt:postgresql:lock__wait__done\n");
+		"  dbtap latency --pg usdt:postgresql:lock__wait__start usdt:postgresql:lock__wait__done\n",
+	.opts = lat_opts,
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct lat_cmd *c = ctx;
+	static const char *const sorts[] = { "total", "mean", "max", "count" };
+
+	switch (key) {
+	case OPT_HIST:
+		if (hist_spec_parse(arg, &c->spec) < 0)
+			return -1;
+		c->hist_given = true;
+		return 0;
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "statements");
+	case OPT_SORT:
+		for (unsigned i = 0; i < sizeof(sorts) / sizeof(sorts[0]); i++) {
+			if (!strcmp(arg, sorts[i])) {
+				c->sort = i;
+				return 0;
+			}
+		}
+		error("bad --sort '%s'", arg);
+		hint("--sort total (time summed), mean, max or count");
+		return -1;
+	case OPT_RAW:
+		c->raw = true;
+		return 0;
+	case OPT_BY:
+		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER | BY_QUERY);
+	}
+	return -1;
 }
 
-static int parse_options(struct lat_cmd *c, struct target_opts *to, int argc, char **argv)
+static int parse_options(struct lat_cmd *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		{ "hist", required_argument, NULL, 'H' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "raw-query", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, r;
+	int r = frame_parse(&c->f, &lat_frame, argc, argv, on_opt, c);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'H':
-			if (hist_spec_parse(optarg, &c->spec) < 0)
-				return EXIT_USAGE;
-			c->hist_given = true;
-			break;
-		case 'T':
-			if (top_opt(&c->top, optarg, "statements") < 0)
-				return EXIT_USAGE;
-			break;
-		case 'R':
-			c->raw = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("latency", opt, argv);
-		}
-	}
+	if (r)
+		return r;
 	if (optind >= argc) {
 		error("latency needs START and END probes, or 'query'");
 		hint("e.g. 'dbtap latency --pg query', 'dbtap latency uprobe:BIN:F uretprobe:BIN:F';"
@@ -262,33 +297,30 @@ static int stmts_collect(struct lat_cmd *c)
 	return 0;
 }
 
-/* What a process is, for the summary: a backend type with --pg, else its command name. */
-static void type_of(struct lat_cmd *c, __u32 pid, char *buf, size_t len)
+static double stmt_sort_key(const struct stmt *x, enum stmt_sort sort)
 {
-	buf[0] = '\0';
-	if (c->t.kind == TARGET_PG)
-		snprintf(buf, len, "%s", pid == (__u32)c->t.pg.postmaster ? "postmaster" :
-			 target_proc_type(&c->t, pid));
-	else
-		proc_comm(pid, buf, len);
-	if (!buf[0])
-		snprintf(buf, len, "exited");
+	switch (sort) {
+	case SORT_MEAN:
+		return x->count ? (double)x->total_ns / x->count : 0;
+	case SORT_MAX:
+		return x->max_ns;
+	case SORT_COUNT:
+		return x->count;
+	case SORT_TOTAL:
+		break;
+	}
+	return x->total_ns;
 }
 
-/* Every 200 ms: whether the target still runs. */
-static bool poll_check(void *arg)
-{
-	struct lat_cmd *c = arg;
-
-	return c->t.kind == TARGET_NONE || target_alive(&c->t);
-}
+static enum stmt_sort sort_for_qsort;
 
 static int cmp_stmt(const void *a, const void *b)
 {
 	const struct stmt *x = a, *y = b;
+	double kx = stmt_sort_key(x, sort_for_qsort), ky = stmt_sort_key(y, sort_for_qsort);
 
-	if (x->total_ns != y->total_ns)
-		return x->total_ns > y->total_ns ? -1 : 1;
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
 	return strcmp(x->text, y->text);
 }
 
@@ -300,51 +332,236 @@ static void pair_summary(struct lat_cmd *c, const struct lat_hist *d, struct his
 	hist_summarize(c->h, s);
 }
 
-static void json_processes(struct lat_cmd *c, struct json *j)
+/* One split row: a thread's pair, or a type/database/user's pair with its threads summed. */
+struct split {
+	struct lat_key k;
+	__u32 pid;
+	struct pid_label l;
+	uint64_t count, sum_ns;
+};
+
+static const char *label_key(const struct pid_label *l, enum by by)
+{
+	return by == BY_TYPE ? l->type : by == BY_DATABASE ? l->database : l->user;
+}
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct prev_thread *x = a, *y = b;
+
+	if (x->k.tid != y->k.tid)
+		return x->k.tid < y->k.tid ? -1 : 1;
+	return x->k.pair < y->k.pair ? -1 : x->k.pair > y->k.pair;
+}
+
+static int cmp_split(const void *a, const void *b)
+{
+	const struct split *x = a, *y = b;
+
+	if (x->k.pair != y->k.pair)
+		return x->k.pair < y->k.pair ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->k.tid < y->k.tid ? -1 : x->k.tid > y->k.tid;
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	const struct pid_seen *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The label of pid: the one learnt while it lived, else asked now (and kept). */
+static void label_of(struct lat_cmd *c, __u32 pid, struct pid_label *out)
+{
+	struct pid_seen key = { .pid = pid }, *p = NULL, *v;
+
+	if (c->nseen)
+		p = bsearch(&key, c->seen, c->nseen, sizeof(key), cmp_seen);
+	if (p && p->final) {
+		*out = p->l;
+		return;
+	}
+	bool final = target_label(&c->t, pid, NULL, 0, out);
+	if (p) {
+		/* an exited process keeps what was learnt while it lived */
+		if (!strcmp(out->type, "exited"))
+			*out = p->l;
+		else
+			*p = (struct pid_seen){ pid, final, *out };
+		return;
+	}
+	if (!strcmp(out->type, "exited") || !(v = realloc(c->seen, (c->nseen + 1) * sizeof(*v))))
+		return;
+	c->seen = v;
+	v[c->nseen++] = (struct pid_seen){ pid, final, *out };
+	qsort(v, c->nseen, sizeof(*v), cmp_seen);
+}
+
+/* Every poll: learn the labels of processes that appeared, while they live. */
+static bool poll_labels(void *ctx)
+{
+	struct lat_cmd *c = ctx;
+	struct lat_key *k = NULL;
+	struct lat_thread *v = NULL;
+	struct pid_label l;
+	int n = lat_probe_read_threads(c->lp, &k, &v);
+
+	for (int i = 0; i < n; i++)
+		label_of(c, v[i].tgid, &l);
+	free(k);
+	free(v);
+	return true;
+}
+
+/*
+ * The per-thread figures since the previous report (summary: since the start), split
+ * by c->by (BY_PID, or by when it groups; rows with nothing in the span left out).
+ */
+static int collect_splits(struct lat_cmd *c, bool summary, enum by by, struct split **out)
 {
 	struct lat_key *k = NULL;
 	struct lat_thread *v = NULL;
-	int n = lat_probe_read_threads(c->lp, &k, &v);
+	int n = lat_probe_read_threads(c->lp, &k, &v), ns = 0;
+	struct split *s = calloc(n > 0 ? n : 1, sizeof(*s));
 
-	json_array_begin(j, "processes");
+	*out = s;
+	if (!s || n < 0)
+		n = 0;
 	for (int i = 0; i < n; i++) {
+		uint64_t cnt = v[i].count, sum = v[i].sum_ns;
+		struct pid_label l;
+
+		if (!summary && c->nprev) {
+			struct prev_thread key = { .k = k[i] }, *pv;
+			pv = bsearch(&key, c->prev_threads, c->nprev, sizeof(key), cmp_prev);
+			/* an entry the LRU map dropped and made again starts from zero */
+			if (pv && pv->count <= cnt && pv->sum_ns <= sum) {
+				cnt -= pv->count;
+				sum -= pv->sum_ns;
+			}
+		}
+		if (!cnt)
+			continue;
+		label_of(c, v[i].tgid, &l);
+		if (by != BY_PID) {
+			int j;
+			for (j = 0; j < ns; j++)
+				if (s[j].k.pair == k[i].pair &&
+				    !strcmp(label_key(&s[j].l, by), label_key(&l, by)))
+					break;
+			if (j < ns) {
+				s[j].count += cnt;
+				s[j].sum_ns += sum;
+				continue;
+			}
+		}
+		s[ns] = (struct split){ .k = k[i], .pid = v[i].tgid, .l = l, .count = cnt, .sum_ns = sum };
+		ns++;
+	}
+	if (!summary) {
+		struct prev_thread *pt = realloc(c->prev_threads, (n > 0 ? n : 1) * sizeof(*pt));
+		if (pt) {
+			c->prev_threads = pt;
+			for (int i = 0; i < n; i++)
+				pt[i] = (struct prev_thread){ k[i], v[i].count, v[i].sum_ns };
+			c->nprev = n;
+			qsort(pt, n, sizeof(*pt), cmp_prev);
+		} else {
+			warning("out of memory: the next interval's split covers the run so far");
+			c->nprev = 0;
+		}
+	}
+	free(k);
+	free(v);
+	if (s)
+		qsort(s, ns, sizeof(*s), cmp_split);
+	return ns;
+}
+
+static double mean_us(uint64_t sum_ns, uint64_t count)
+{
+	return count ? sum_ns / 1000.0 / count : NAN;
+}
+
+static void json_splits(struct json *j, enum by by, const struct split *s, int ns)
+{
+	json_array_begin(j, by_array(by));
+	for (int i = 0; i < ns; i++) {
 		json_object_begin(j, NULL);
-		json_int(j, "pid", v[i].tgid);
-		if (k[i].tid != v[i].tgid)
-			json_int(j, "tid", k[i].tid);
-		json_int(j, "pair", k[i].pair);
-		char type[64];
-		type_of(c, v[i].tgid, type, sizeof(type));
-		json_str(j, "type", type);
-		json_uint(j, "count", v[i].count);
-		json_double(j, "mean_us", v[i].count ? v[i].sum_ns / 1000.0 / v[i].count : 0.0);
+		if (by == BY_PID) {
+			json_int(j, "pid", s[i].pid);
+			if (s[i].k.tid != s[i].pid)
+				json_int(j, "tid", s[i].k.tid);
+			json_str(j, "type", s[i].l.type);
+			json_str(j, "user", s[i].l.user[0] ? s[i].l.user : NULL);
+			json_str(j, "database", s[i].l.database[0] ? s[i].l.database : NULL);
+		} else {
+			const char *v = label_key(&s[i].l, by);
+			json_str(j, by_name(by), v[0] ? v : NULL);
+		}
+		json_int(j, "pair", s[i].k.pair);
+		json_uint(j, "count", s[i].count);
+		json_double(j, "mean_us", mean_us(s[i].sum_ns, s[i].count));
 		json_object_end(j);
 	}
 	json_array_end(j);
-	free(k);
-	free(v);
 }
 
-static void report(struct lat_cmd *c, bool summary)
+static void text_splits(struct lat_cmd *c, enum by by, const struct split *s, int ns)
 {
-	double secs = summary ? runloop_total(&c->rl) : runloop_elapsed(&c->rl);
-	int pending = lat_probe_pending(c->lp);
-	struct json j;
-	char ts[16];
-	time_t now = time(NULL);
+	int w = 4;
+	char head[16];
 
-	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+	for (int i = 0; i < ns; i++)
+		w = frame_width(w, by == BY_PID ? s[i].l.type : label_key(&s[i].l, by));
+	snprintf(head, sizeof(head), "%s", by == BY_PID ? "type" : by_name(by));
+	for (char *p = head; *p; p++)
+		*p = toupper((unsigned char)*p);
+	if (by == BY_PID)
+		printf("  %8s %-*s", "PID", w, head);
+	else
+		printf("  %-*s", w, head);
+	printf(" %4s %10s %12s\n", "PAIR", "COUNT", "MEAN_US");
+	for (int i = 0; i < ns; i++) {
+		const char *v = by == BY_PID ? s[i].l.type : label_key(&s[i].l, by);
+		if (by == BY_PID)
+			printf("  %8u %-*s", s[i].k.tid, w, v);
+		else
+			printf("  %-*s", w, v[0] ? v : "-");
+		printf(" %4u %10" PRIu64 " %12.1f\n", s[i].k.pair, s[i].count,
+		       mean_us(s[i].sum_ns, s[i].count));
+	}
+}
+
+static void report(void *ctx, const struct frame_report *r)
+{
+	struct lat_cmd *c = ctx;
+	bool summary = r->kind == FRAME_SUMMARY;
+	double secs = r->span_s;
+	int pending = lat_probe_pending(c->lp);
+	enum by split_by = c->by == BY_QUERY ? BY_NONE : c->by;
+	struct split *sp = NULL, *procs = NULL;
+	int nsp = 0, nprocs = 0;
+	struct json j;
+
+	if (split_by != BY_NONE)
+		nsp = collect_splits(c, summary, split_by, &sp);
+	/* the summary lists the processes always */
+	if (summary && split_by != BY_PID)
+		nprocs = collect_splits(c, true, BY_PID, &procs);
 	if (global.json) {
 		json_init(&j);
-		json_object_begin(&j, NULL);
-		if (summary)
-			json_bool(&j, "summary", true);
-		json_double(&j, "time", runloop_total(&c->rl));
-		json_double(&j, summary ? "duration" : "interval", secs);
+		frame_json_begin(&j, r);
 		json_int(&j, "pending", pending);
 		json_array_begin(&j, "pairs");
-	} else if (summary) {
-		printf("\ntotal over %.1f s:\n", secs);
+	} else {
+		frame_text_head(stdout, r);
+		if (summary)
+			printf("\n");
 	}
 
 	for (int i = 0; i < c->npairs; i++) {
@@ -368,25 +585,26 @@ static void report(struct lat_cmd *c, bool summary)
 		}
 		pair_summary(c, d, &s);
 		if (global.json) {
+			/* nothing timed: null, not a 0 nobody measured */
+			double none = s.count ? 0 : NAN;
 			json_object_begin(&j, NULL);
 			json_str(&j, "start", c->labels[2 * i]);
 			json_str(&j, "end", c->labels[2 * i + 1]);
 			json_uint(&j, "count", s.count);
 			json_double(&j, "rate", secs > 0 ? s.count / secs : 0.0);
 			json_uint(&j, "unmatched_ends", d->unmatched);
-			json_double(&j, "mean_us", s.mean / 1000.0);
-			json_double(&j, "p50_us", s.p50 / 1000.0);
-			json_double(&j, "p90_us", s.p90 / 1000.0);
-			json_double(&j, "p99_us", s.p99 / 1000.0);
-			json_double(&j, "max_us", s.max / 1000.0);
+			json_double(&j, "mean_us", s.mean / 1000.0 + none);
+			json_double(&j, "p50_us", s.p50 / 1000.0 + none);
+			json_double(&j, "p90_us", s.p90 / 1000.0 + none);
+			json_double(&j, "p99_us", s.p99 / 1000.0 + none);
+			json_double(&j, "max_us", s.max / 1000.0 + none);
 			if (c->query)
 				json_uint(&j, "dropped", d->dropped);
-			json_str(&j, "hist_unit", "us");
 			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);
 		} else {
-			printf("%s  %s -> %s  count %" PRIu64 "  %.1f/s  us: mean %.1f p50 %.1f p90 %.1f "
-			       "p99 %.1f max %.1f\n", summary ? "" : ts, c->labels[2 * i],
+			printf("%s%s -> %s  count %" PRIu64 "  %.1f/s  us: mean %.1f p50 %.1f p90 %.1f "
+			       "p99 %.1f max %.1f\n", i || summary ? "  " : "", c->labels[2 * i],
 			       c->labels[2 * i + 1], s.count, secs > 0 ? s.count / secs : 0.0,
 			       s.mean / 1e3, s.p50 / 1e3, s.p90 / 1e3, s.p99 / 1e3, s.max / 1e3);
 			if (summary || c->hist_given)
@@ -403,65 +621,116 @@ static void report(struct lat_cmd *c, bool summary)
 		c->stmt_other = c->cur->dropped;
 		if (stmts_collect(c) < 0)
 			c->nstmts = 0;
+		sort_for_qsort = c->sort;
 		qsort(c->stmts, c->nstmts, sizeof(*c->stmts), cmp_stmt);
 		ntop = c->nstmts < c->top ? c->nstmts : c->top;
 	}
 	if (global.json) {
 		json_array_end(&j);
+		if (sp)
+			json_splits(&j, split_by, sp, nsp);
+		if (summary && split_by != BY_PID)
+			json_splits(&j, BY_PID, procs, nprocs);
 		if (summary && c->query) {
-			json_array_begin(&j, "top");
+			json_array_begin(&j, "statements");
 			for (int i = 0; i < ntop; i++) {
 				const struct stmt *s = &c->stmts[i];
 				json_object_begin(&j, NULL);
 				json_str(&j, "query", s->text);
 				json_uint(&j, "count", s->count);
 				json_double(&j, "total_us", s->total_ns / 1000.0);
-				json_double(&j, "mean_us", s->total_ns / 1000.0 / s->count);
+				json_double(&j, "mean_us", mean_us(s->total_ns, s->count));
 				json_double(&j, "max_us", s->max_ns / 1000.0);
 				json_object_end(&j);
 			}
 			json_array_end(&j);
-			json_int(&j, "statements", c->nstmts);
+			json_int(&j, "statements_count", c->nstmts);
 			json_uint(&j, "statements_not_grouped", c->stmt_other);
 		}
-		if (summary)
-			json_processes(c, &j);
 		json_object_end(&j);
 		json_flush_line(&j, stdout);
 		json_release(&j);
-	} else if (ntop) {
-		printf("statements by total time (%s):\n", c->raw ? "as sent" : "literals as $n");
-		printf("%9s %11s %10s %10s  %s\n", "COUNT", "TOTAL_MS", "MEAN_MS", "MAX_MS", "QUERY");
-		for (int i = 0; i < ntop; i++) {
-			const struct stmt *s = &c->stmts[i];
-			printf("%9" PRIu64 " %11.3f %10.3f %10.3f  %.60s\n", s->count, s->total_ns / 1e6,
-			       s->total_ns / 1e6 / s->count, s->max_ns / 1e6, s->text);
+	} else {
+		if (nsp)
+			text_splits(c, split_by, sp, nsp);
+		if (ntop) {
+			static const char *const sorts[] = { "total time", "mean time", "max time",
+							     "count" };
+			printf("statements by %s (%s):\n", sorts[c->sort],
+			       c->raw ? "as sent" : "literals as $n");
+			printf("%9s %11s %10s %10s  %s\n", "COUNT", "TOTAL_MS", "MEAN_MS", "MAX_MS", "QUERY");
+			for (int i = 0; i < ntop; i++) {
+				const struct stmt *s = &c->stmts[i];
+				printf("%9" PRIu64 " %11.3f %10.3f %10.3f  %.60s\n", s->count,
+				       s->total_ns / 1e6, s->total_ns / 1e6 / s->count, s->max_ns / 1e6,
+				       s->text);
+			}
 		}
 	}
+	free(sp);
+	free(procs);
+}
+
+/* After the summary: detach and free; safe twice (error paths, then the frame). */
+static void cleanup(void *ctx)
+{
+	struct lat_cmd *c = ctx;
+
+	lat_probe_destroy(c->lp);
+	c->lp = NULL;
+	for (int i = 0; i < 2 * LAT_MAX_PAIRS; i++)
+		probe_list_free(&c->lists[i]);
+	for (int i = 0; i < c->nstmts; i++)
+		free(c->stmts[i].text);
+	c->nstmts = 0;
+	free(c->stmts);
+	hashmap_free(&c->stmt_of_text);
+	free(c->cur);
+	free(c->d);
+	free(c->h);
+	free(c->prev_threads);
+	free(c->seen);
+	c->seen = NULL;
+	c->nseen = 0;
+	c->stmts = NULL;
+	c->cur = c->d = NULL;
+	c->h = NULL;
+	c->prev_threads = NULL;
+	target_free(&c->t);
 }
 
 int cmd_latency(int argc, char **argv)
 {
 	struct lat_cmd c = { .top = 10 };
-	struct target_opts to = { 0 };
 	struct lat_probe_opts po = { 0 };
+	const struct frame_ops ops = {
+		.report = report,
+		.poll = poll_labels,
+		.teardown = cleanup,
+		.teardown_what = "detaching the probes",
+	};
 	const char *binary;
 	int ret;
 
 	c.spec.kind = DISP_LOG2;
-	ret = parse_options(&c, &to, argc, argv);
+	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
+		return frame_status(ret);
 	bool query = !strcmp(argv[optind], "query");
-	if (query && !to.pg_set && !to.pids && !to.tid)
-		to.pg_set = true;
-	ret = target_resolve(&c.t, &to, false);
+	if (c.by == BY_QUERY && !query) {
+		error("--by query needs 'latency query'");
+		hint("use --by pid, type, database or user with START END pairs");
+		return EXIT_USAGE;
+	}
+	if (query && !c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid)
+		c.f.to.pg_set = true;
+	ret = target_resolve(&c.t, &c.f.to, false);
 	if (ret)
 		return ret;
 	binary = c.t.kind == TARGET_PG ? c.t.pg.binary : c.t.binary;
 	ret = query ? setup_query(&c, argc, argv, binary) : setup_pairs(&c, argc, argv, binary);
 	if (ret)
-		goto out;
+		goto fail;
 
 	po.target = &c.t;
 	po.hist = &c.spec;
@@ -473,7 +742,7 @@ int cmd_latency(int argc, char **argv)
 	c.lp = lat_probe_open(&po);
 	if (!c.lp) {
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 	c.cur = calloc(1, sizeof(*c.cur));
 	c.d = calloc(1, sizeof(*c.d));
@@ -481,39 +750,17 @@ int cmd_latency(int argc, char **argv)
 	if (!c.cur || !c.d || !c.h) {
 		error("out of memory");
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	c.f.target = &c.t;
+	frame_start(&c.f);
 	fprintf(stderr, "tracing %d pair%s in %s (%d probes); Ctrl-C to stop\n", c.npairs,
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
-		if (ev == RUNLOOP_TICK) {
-			report(&c, false);
-			continue;
-		}
-		if (c.t.kind != TARGET_NONE && !target_alive(&c.t))
-			warning("%s exited; stopping", target_describe(&c.t));
-		break;
-	}
-	if (c.time.interval > 0)
-		report(&c, false);
-	report(&c, true);
-	ret = EXIT_OK;
-out:
-	lat_probe_destroy(c.lp);
-	for (int i = 0; i < 2 * LAT_MAX_PAIRS; i++)
-		probe_list_free(&c.lists[i]);
-	for (int i = 0; i < c.nstmts; i++)
-		free(c.stmts[i].text);
-	free(c.stmts);
-	hashmap_free(&c.stmt_of_text);
-	free(c.cur);
-	free(c.d);
-	free(c.h);
-	target_free(&c.t);
+	return frame_run(&c.f, &ops, &c);
+fail:
+	cleanup(&c);
 	return ret;
 }

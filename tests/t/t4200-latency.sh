@@ -66,13 +66,15 @@ p = d[\"pairs\"][0]
 # 1 + 5 + sleep + 42 succeed; the 3 failing statements have no query__done
 assert p[\"count\"] == 8, p
 assert d[\"pending\"] == 0, d
-top = {t[\"query\"]: t[\"count\"] for t in d[\"top\"]}
+top = {t[\"query\"]: t[\"count\"] for t in d[\"statements\"]}
 assert top == {\"select pg_backend_pid();\": 1, \"select \$1, \$2;\": 5,
                \"select pg_sleep(\$1);\": 1, \"select \$1;\": 1}, top
 assert not any(\"secret\" in q for q in top), top
-assert d[\"top\"][0][\"query\"] == \"select pg_sleep(\$1);\", d[\"top\"]
+assert d[\"statements\"][0][\"query\"] == \"select pg_sleep(\$1);\", d[\"statements\"]
 me = [x for x in d[\"processes\"] if x[\"pid\"] == pid]
 assert len(me) == 1 and me[0][\"count\"] == 8, d[\"processes\"]
+assert me[0][\"type\"] == \"client backend\" and me[0][\"database\"] == \"postgres\", me
+assert d[\"statements_count\"] == 4 and d[\"report\"] == \"summary\", d
 " <l3.json
 '
 
@@ -86,7 +88,7 @@ p = d[\"pairs\"][0]
 assert p[\"count\"] == 1, p
 # select 7 pairs with its own start, not with the failed statement 0.4 s earlier
 assert p[\"max_us\"] < 400000, p
-assert d[\"top\"][0][\"count\"] == 1, d
+assert d[\"statements\"][0][\"count\"] == 1, d
 " <l4.json
 '
 
@@ -102,9 +104,39 @@ test_expect_success '--raw-query shows the statement as sent' '
 	pg_sql "select '"'visible-literal'"'" >/dev/null &&
 	trace_stop &&
 	json_py "
-top = [t[\"query\"] for t in d[\"top\"]]
+top = [t[\"query\"] for t in d[\"statements\"]]
 assert \"select '"'visible-literal'"'\" in top, top
 " <l6.json
+'
+
+test_expect_success '--top 1 --sort total|mean|count keeps the statement that leads by that key' '
+	{ for i in $(seq 1 20); do echo "select $i;"; done &&
+	  echo "select pg_sleep(0.2);" &&
+	  for i in 1 2 3 4 5; do echo "select pg_sleep(0.05), $i;"; done; } >s.sql &&
+	for k in total mean count; do
+		trace_start s-$k.json latency --pg="$PGDATA" -j query --top 1 --sort $k &&
+		psql -XAtq -f s.sql >/dev/null &&
+		trace_stop || return 1
+	done &&
+	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1), \$2;\", 5)], d" <s-total.json &&
+	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1);\", 1)], d" <s-mean.json &&
+	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select \$1;\", 20)], d" <s-count.json &&
+	test_expect_code 2 dbtap latency --pg="$PGDATA" query --sort slowest 2>e5 &&
+	test_grep "bad --sort '"'slowest'"'" e5 && test_grep "^hint: " e5
+'
+
+test_expect_success '--by database -i: every interval split, adding up to the statements psql sent' '
+	pg_sql "create database d2" &&
+	trace_start b1.json latency --pg="$PGDATA" -j -i 0.1 --by database query &&
+	psql -XAtq -d d2 -f s.sql >/dev/null &&
+	trace_stop &&
+	json_py "
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+n = sum(x[\"count\"] for l in iv for x in l[\"databases\"] if x[\"database\"] == \"d2\")
+assert n == 26, n          # 20 + 1 + 5 statements, all in d2
+assert [x[\"count\"] for x in d[\"databases\"] if x[\"database\"] == \"d2\"] == [26], d
+assert sum(x[\"count\"] for x in d[\"processes\"] if x[\"database\"] == \"d2\") == 26, d
+" <b1.json
 '
 
 test_done
