@@ -395,6 +395,11 @@ static void own_metrics(struct serve_cmd *c, struct expo *e, double read_s)
 		expo_u64(e, l, 1, hs->not_found);
 		l[0].value = "bad_method";
 		expo_u64(e, l, 1, hs->bad_method);
+		expo_family(e, "dbtap_http_connections", EXPO_COUNTER, NULL, "HTTP connections accepted");
+		expo_u64(e, NULL, 0, hs->connections);
+		expo_family(e, "dbtap_http_connections_cut", EXPO_COUNTER, NULL,
+			    "HTTP connections closed because no full request came within 10 s");
+		expo_u64(e, NULL, 0, hs->cut);
 	}
 	expo_family(e, "dbtap_bpf_stats_enabled", EXPO_GAUGE, NULL,
 		    "1 when the kernel's BPF run-time statistics are on (dbtap_bpf_run_seconds counts)");
@@ -462,6 +467,8 @@ static int run(struct serve_cmd *c)
 		if (runloop_stopped() || (c->duration > 0 && now - rl.start_ns >= rl.duration_ns))
 			break;
 		if (now >= next_tick) {
+			if (c->http)
+				http_server_tick(c->http);
 			reap(c);
 			for (int i = 0; i < c->nmons; i++)
 				pgmon_tick(c->mons[i]);

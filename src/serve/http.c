@@ -18,6 +18,18 @@
 #include "serve/expo.h"
 #include "serve/http.h"
 #include "util/error.h"
+#include "util/runloop.h"
+
+/*
+ * A connection, for the request deadline: libmicrohttpd's timeout is one of
+ * inactivity, which a client sending a byte a second never reaches.
+ */
+struct conn {
+	struct conn *next, *prev;
+	int fd;
+	uint64_t since; /* accepted, or its previous request answered */
+	bool busy;      /* a request's headers are in: it is being answered */
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -25,8 +37,73 @@ struct http_server {
 	char address[128];
 	http_metrics_fn metrics;
 	void *ctx;
+	int timeout_s;
+	struct conn conns; /* list head */
 	struct http_stats stats;
 };
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *h = cls;
+	struct conn *c = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i =
+			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c = calloc(1, sizeof(*c));
+		if (!c || !i) {
+			free(c);
+			return;
+		}
+		c->fd = i->connect_fd;
+		c->since = now_ns();
+		c->next = h->conns.next;
+		c->prev = &h->conns;
+		h->conns.next->prev = c;
+		h->conns.next = c;
+		*socket_context = c;
+		h->stats.connections++;
+	} else if (c) {
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+static struct conn *conn_of(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn *c = conn_of(connection);
+
+	if (c) {
+		c->busy = false;
+		c->since = now_ns();
+	}
+}
+
+void http_server_tick(struct http_server *h)
+{
+	uint64_t now = now_ns(), limit = (uint64_t)h->timeout_s * 1000000000ull;
+
+	for (struct conn *c = h->conns.next; c != &h->conns; c = c->next) {
+		if (c->busy || now - c->since < limit)
+			continue;
+		/* libmicrohttpd owns the fd: shut it down, it sees the end and closes it */
+		shutdown(c->fd, SHUT_RDWR);
+		c->since = now;
+		h->stats.cut++;
+	}
+}
 
 static const char index_page[] =
 	"<!DOCTYPE html>\n<html><head><title>dbtap</title></head><body>\n"
@@ -54,9 +131,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *h = cls;
+	struct conn *c = conn_of(conn);
 	static char not_found[] = "not found: dbtap serves /metrics and /\n";
 	static char bad_method[] = "method not allowed: GET or HEAD\n";
 
+	if (c)
+		c->busy = true;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		h->stats.bad_method++;
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
@@ -173,6 +253,8 @@ struct http_server *http_server_open(const struct http_opts *o)
 		return NULL;
 	h->metrics = o->metrics;
 	h->ctx = o->ctx;
+	h->timeout_s = o->timeout_s;
+	h->conns.next = h->conns.prev = &h->conns;
 	h->listen_fd = bind_listen(o->listen, h->address, sizeof(h->address), &all);
 	if (h->listen_fd < 0) {
 		free(h);
@@ -188,6 +270,8 @@ struct http_server *http_server_open(const struct http_opts *o)
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)o->timeout_s,
 				/* request line and headers of a scrape fit in a few hundred bytes */
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_END);
 	if (!h->d) {
 		error("cannot start the HTTP server on %s", h->address);

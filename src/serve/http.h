@@ -12,7 +12,8 @@ typedef void (*http_metrics_fn)(void *ctx, bool openmetrics, struct strbuf *out)
 struct http_opts {
 	const char *listen;      /* HOST:PORT, [V6]:PORT or :PORT (every address) */
 	int max_connections;     /* at once; more are refused */
-	int timeout_s;           /* a connection idle this long is closed */
+	int timeout_s;           /* a request not in this long after the connection (or the
+	                            previous answer) is cut, however slowly it trickles in */
 	http_metrics_fn metrics;
 	void *ctx;
 };
@@ -28,9 +29,12 @@ int http_server_fd(const struct http_server *h);
 int http_server_timeout_ms(struct http_server *h);
 /* Serves whatever is ready, without blocking. */
 void http_server_run(struct http_server *h);
+/* Once a second: cuts connections past their request deadline. */
+void http_server_tick(struct http_server *h);
 /* Requests answered, by outcome, for dbtap's own metrics. */
 struct http_stats {
 	unsigned long long metrics, index, not_found, bad_method;
+	unsigned long long connections, cut; /* accepted; cut at the request deadline */
 };
 const struct http_stats *http_server_stats(const struct http_server *h);
 void http_server_close(struct http_server *h);
