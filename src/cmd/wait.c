@@ -8,24 +8,26 @@
 
 #include "bpf/wait.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/cluster.h"
 #include "pg/layout.h"
 #include "pg/probes.h"
 #include "pg/waitevent.h"
 #include "target/elf.h"
+#include "target/label.h"
 #include "target/mem.h"
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
 #include "util/json.h"
-#include "util/runloop.h"
 
 enum wait_by { WBY_EVENT, WBY_TYPE, WBY_PID, WBY_DATABASE, WBY_USER, WBY_QUERY };
 static const char *const by_names[] = { "event", "type", "pid", "database", "user", "query" };
 
-/* What user space knows of a traced process: its title's parts. */
+/* What user space knows of a traced process; final once target_label() says so. */
 struct pinfo {
 	__u32 pid;
+	bool final;
 	char type[64], user[64], database[64];
 };
 
@@ -55,8 +57,8 @@ struct snap {
 };
 
 struct wait_cmd {
+	struct frame f;
 	struct target t;
-	struct time_opts time;
 	enum wait_by by;
 	int top;
 	bool include_idle, stacks;
@@ -67,104 +69,90 @@ struct wait_cmd {
 	struct pinfo *pi;
 	int npi;
 	struct snap prev;
-	struct runloop rl;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap wait [--pg [TARGET] | -p PID[,PID]] [-i SECS] [-d SECS]\n"
-		"                  [--by event|type|pid|database|user|query] [--top N]\n"
-		"                  [--include-idle] [--stacks -o FILE.folded] [-j]\n\n"
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS };
+
+static const struct frame_opt wait_opts[] = {
+	FRAME_OPT_PG,
+	{ NULL, 'p', required_argument, "PID[,PID]", "these server processes (of one cluster)",
+	  FRAME_OPT_TARGET },
+	FRAME_OPTS_TIME,
+	{ "by", OPT_BY, required_argument, "event|type|pid|database|user|query",
+	  "rows by wait event (default) or wait event type; or per\n"
+	  "process, database, user or statement (literals as $n)" },
+	{ "top", OPT_TOP, required_argument, "N", "rows (groups with --by pid...) listed (default 20)" },
+	{ "include-idle", OPT_IDLE, no_argument, NULL,
+	  "count idle time (ClientRead outside a transaction) in the totals" },
+	{ "stacks", OPT_STACKS, no_argument, NULL,
+	  "kernel and user stacks at each switch-out: an off-CPU flame graph" },
+	{ "output", 'o', required_argument, "FILE", "--stacks: FILE.svg (flame graph) or FILE.folded" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd wait_frame = {
+	.name = "wait",
+	.about =
 		"Splits every traced backend's wall time, in the kernel, at each context switch:\n"
 		"time on CPU, time off CPU in each wait event (read from the backend as it\n"
 		"leaves the CPU, named as pg_stat_activity names it), and time off CPU with no\n"
 		"wait event set, runnable or asleep. Client:ClientRead outside a transaction is\n"
-		"idle: reported apart and left out of the totals unless --include-idle.\n\n"
-		"options:\n"
-		"  --pg [TARGET]      every process of a cluster, later backends included (default)\n"
-		"  -p PID[,PID]       these server processes\n"
-		"  -i, --interval S   a report every S seconds (default: only the final one)\n"
-		"  -d, --duration S   stop after S seconds (default: Ctrl-C, or the server exits)\n"
-		"  --by WHAT          rows by wait event (default), wait event type, or per pid,\n"
-		"                     database, user or statement (literals as $n) and wait event\n"
-		"  --top N            rows listed (default 20)\n"
-		"  --include-idle     count idle time (ClientRead outside a transaction) in totals\n"
-		"  --stacks           kernel and user stacks at each switch-out; with -o FILE\n"
-		"  -o FILE.folded     off-CPU stacks, folded, the wait event as the root frame\n"
-		"  -j, --json         one JSON object per report, the last with \"summary\": true\n"
-		"  -h, --help         this text\n\n"
-		"examples:\n"
+		"idle: reported apart and left out of the totals unless --include-idle.\n"
+		"Without a target: the only cluster.\n",
+	.examples =
 		"  dbtap wait --pg -d 10\n"
-		"  dbtap wait --pg /var/lib/postgresql/15/main --by query --top 5 -d 30\n");
-}
+		"  dbtap wait --pg /var/lib/postgresql/15/main --by query --top 5 -d 30\n"
+		"  dbtap wait --pg --stacks -o offcpu.svg -d 10\n",
+	.opts = wait_opts,
+};
 
-static int parse_by(struct wait_cmd *c, const char *arg)
+static int on_opt(void *ctx, int key, const char *arg)
 {
-	for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++) {
-		if (!strcmp(arg, by_names[i])) {
-			c->by = (enum wait_by)i;
-			return 0;
+	struct wait_cmd *c = ctx;
+
+	switch (key) {
+	case OPT_BY:
+		for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++) {
+			if (!strcmp(arg, by_names[i])) {
+				c->by = (enum wait_by)i;
+				return 0;
+			}
 		}
+		error("unknown --by '%s'", arg);
+		hint("--by takes event, type, pid, database, user or query");
+		return -1;
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "rows");
+	case OPT_IDLE:
+		c->include_idle = true;
+		return 0;
+	case OPT_STACKS:
+		c->stacks = true;
+		return 0;
+	case 'o':
+		c->out_path = arg;
+		return 0;
 	}
-	error("unknown --by '%s'", arg);
-	hint("--by takes event, type, pid, database, user or query");
 	return -1;
 }
 
-static int parse_options(struct wait_cmd *c, struct target_opts *to, int argc, char **argv)
+static bool ends_with(const char *s, const char *suffix)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		{ "by", required_argument, NULL, 'b' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "include-idle", no_argument, NULL, 'I' },
-		{ "stacks", no_argument, NULL, 'S' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, r;
+	size_t l = strlen(s), n = strlen(suffix);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "o:h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'b':
-			if (parse_by(c, optarg) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			if (top_opt(&c->top, optarg, "rows") < 0)
-				return EXIT_USAGE;
-			break;
-		case 'I':
-			c->include_idle = true;
-			break;
-		case 'S':
-			c->stacks = true;
-			break;
-		case 'o':
-			c->out_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("wait", opt, argv);
-		}
-	}
+	return l > n && !strcmp(s + l - n, suffix);
+}
+
+static int parse_options(struct wait_cmd *c, int argc, char **argv)
+{
+	int r = frame_parse(&c->f, &wait_frame, argc, argv, on_opt, c);
+
+	if (r)
+		return r;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("wait takes options only; see 'dbtap wait --help'");
-		return EXIT_USAGE;
-	}
-	if (to->tid) {
-		error("wait follows processes, not single threads: -t is not for wait");
-		hint("use -p PID with the backend's pid, or --pg");
 		return EXIT_USAGE;
 	}
 	if (c->out_path && !c->stacks) {
@@ -172,13 +160,15 @@ static int parse_options(struct wait_cmd *c, struct target_opts *to, int argc, c
 		hint("add --stacks");
 		return EXIT_USAGE;
 	}
-	if (c->out_path) {
-		size_t l = strlen(c->out_path);
-		if (l < 8 || strcmp(c->out_path + l - 7, ".folded")) {
-			error("-o '%s': the stacks are written as FILE.folded", c->out_path);
-			hint("name the file with .folded at the end");
-			return EXIT_USAGE;
-		}
+	if (c->out_path && !ends_with(c->out_path, ".svg") && !ends_with(c->out_path, ".folded")) {
+		error("-o '%s': the stacks are written as FILE.svg or FILE.folded", c->out_path);
+		hint("name the file with .svg (a flame graph) or .folded at the end");
+		return EXIT_USAGE;
+	}
+	if (c->stacks && !c->out_path) {
+		error("--stacks needs -o FILE.svg or -o FILE.folded to write them to");
+		hint("e.g. --stacks -o offcpu.svg");
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -187,12 +177,12 @@ static int parse_options(struct wait_cmd *c, struct target_opts *to, int argc, c
 static struct pinfo *pinfo_get(struct wait_cmd *c, __u32 pid, const char *ktitle)
 {
 	struct pinfo *p = NULL;
-	struct pg_title pt;
+	struct pid_label l;
 
 	for (int i = 0; i < c->npi && !p; i++)
 		if (c->pi[i].pid == pid)
 			p = &c->pi[i];
-	if (p && (strcmp(p->type, "exited") || !ktitle || !ktitle[0]))
+	if (p && (p->final || !ktitle || !ktitle[0]))
 		return p;
 	if (!p) {
 		p = realloc(c->pi, (c->npi + 1) * sizeof(*p));
@@ -201,23 +191,11 @@ static struct pinfo *pinfo_get(struct wait_cmd *c, __u32 pid, const char *ktitle
 		c->pi = p;
 		p = &c->pi[c->npi++];
 	}
-	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	if (c->t.kind == TARGET_PG && pid == (__u32)c->t.pg.postmaster) {
-		snprintf(p->type, sizeof(p->type), "postmaster");
-		return p;
-	}
-	char *title = proc_title(pid);
-	/* the kernel's copy first: the pid may be another process's by now */
-	if ((ktitle && ktitle[0] && !pg_title_parse_full(ktitle, &pt)) ||
-	    (title && !pg_title_parse_full(title, &pt))) {
-		snprintf(p->type, sizeof(p->type), "%s", pt.type);
-		snprintf(p->user, sizeof(p->user), "%s", pt.user);
-		snprintf(p->database, sizeof(p->database), "%s", pt.database);
-	} else {
-		snprintf(p->type, sizeof(p->type), "exited");
-	}
-	free(title);
+	p->final = target_label(&c->t, pid, ktitle, ktitle ? WAIT_TITLE_LEN : 0, &l);
+	snprintf(p->type, sizeof(p->type), "%s", l.type);
+	snprintf(p->user, sizeof(p->user), "%s", l.user);
+	snprintf(p->database, sizeof(p->database), "%s", l.database);
 	return p;
 }
 
@@ -498,49 +476,220 @@ static void row_names(struct wait_cmd *c, const struct row *r, struct pg_wait_na
 	}
 }
 
-static void json_rows(struct wait_cmd *c, struct json *j, const char *key, struct row *r, int n,
-		      double total_s, bool summary)
+/* A row's keys: the group's (with idle rows, flat), then the wait's. */
+static void json_row(struct wait_cmd *c, struct json *j, const struct row *r, bool group_keys,
+		     uint64_t total_ns, bool summary)
 {
-	json_array_begin(j, key);
-	for (int i = 0; i < n; i++) {
-		struct pg_wait_name nm;
-		bool is_wait = r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE;
-		row_names(c, &r[i], &nm);
-		json_object_begin(j, NULL);
-		if (c->by == WBY_PID) {
-			struct pinfo *pi = pinfo_get(c, r[i].pid, NULL);
-			json_int(j, "pid", r[i].pid);
-			json_str(j, "type", pi ? pi->type : NULL);
-		} else if (c->by >= WBY_DATABASE) {
-			json_str(j, by_names[c->by], r[i].group);
-		}
-		json_str(j, "kind", kind_key(r[i].kind));
-		json_str(j, "wait_event_type", is_wait ? nm.type : NULL);
-		if (c->by == WBY_TYPE)
-			; /* no event: the class as a whole */
-		else
-			json_str(j, "wait_event", is_wait ? nm.event : NULL);
-		json_double(j, "wait_s", r[i].ns / 1e9);
-		json_double(j, "share", total_s > 0 && r[i].kind != WAIT_KIND_IDLE ?
-			    r[i].ns / 1e9 / total_s : 0.0);
-		json_uint(j, "count", r[i].count);
-		if (r[i].count)
-			json_double(j, "mean_us", r[i].ns / 1e3 / r[i].count);
-		if (summary && r[i].count)
-			json_double(j, "max_us", r[i].max_ns / 1e3);
-		json_object_end(j);
+	struct pg_wait_name nm;
+	bool is_wait = r->kind == WAIT_KIND_WAIT || r->kind == WAIT_KIND_IDLE;
+
+	row_names(c, r, &nm);
+	json_object_begin(j, NULL);
+	if (group_keys && c->by == WBY_PID) {
+		struct pinfo *pi = pinfo_get(c, r->pid, NULL);
+		json_int(j, "pid", r->pid);
+		json_str(j, "type", pi ? pi->type : NULL);
+	} else if (group_keys && c->by >= WBY_DATABASE) {
+		json_str(j, by_names[c->by], r->group[0] ? r->group : NULL);
 	}
-	json_array_end(j);
+	json_str(j, "kind", kind_key(r->kind));
+	json_str(j, "wait_event_type", is_wait ? nm.type : NULL);
+	if (c->by != WBY_TYPE)
+		json_str(j, "wait_event", is_wait && nm.event[0] ? nm.event : NULL);
+	json_double(j, "wait_s", r->ns / 1e9);
+	json_uint(j, "wait_ns", r->ns);
+	if (r->kind != WAIT_KIND_IDLE || c->include_idle)
+		json_double(j, "share_pct", total_ns ? 100.0 * r->ns / total_ns : 0.0);
+	json_uint(j, "count", r->count);
+	if (r->count)
+		json_double(j, "mean_us", r->ns / 1e3 / r->count);
+	else
+		json_null(j, "mean_us");
+	if (summary) {
+		if (r->count)
+			json_double(j, "max_us", r->max_ns / 1e3);
+		else
+			json_null(j, "max_us");
+	}
+	json_object_end(j);
 }
 
-static void text_rows(struct wait_cmd *c, struct row *r, int n, double total_s, bool summary)
+static bool same_group(const struct wait_cmd *c, const struct row *a, const struct row *b)
+{
+	return c->by == WBY_PID ? a->pid == b->pid : !strcmp(a->group, b->group);
+}
+
+/* A group of rows (--by pid|database|user|query): its total and where its rows are. */
+struct group {
+	int first; /* the group's first row; rows sorted by group */
+	uint64_t ns;
+};
+
+static int cmp_row_group(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int r;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	r = strcmp(x->group, y->group);
+	if (r)
+		return r;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->first - y->first;
+}
+
+/* Sorts rows by group, then by time; returns the groups, the largest total first. */
+static int groups_make(struct wait_cmd *c, struct rows *rs, struct group **out)
+{
+	struct group *g = calloc(rs->n + 1, sizeof(*g));
+	int ng = 0;
+
+	*out = g;
+	if (!g)
+		return 0;
+	qsort(rs->r, rs->n, sizeof(*rs->r), cmp_row_group);
+	for (int i = 0; i < rs->n; i++) {
+		if (!ng || !same_group(c, &rs->r[g[ng - 1].first], &rs->r[i]))
+			g[ng++].first = i;
+		g[ng - 1].ns += rs->r[i].ns;
+	}
+	qsort(g, ng, sizeof(*g), cmp_group);
+	return ng;
+}
+
+static void json_pacc(struct json *j, const struct pacc *p)
+{
+	json_bool(j, "exited", p->exited);
+	json_uint(j, "wall_ns", p->wall_ns);
+	json_uint(j, "cpu_ns", p->kind_ns[WAIT_KIND_CPU]);
+	json_uint(j, "wait_ns", p->kind_ns[WAIT_KIND_WAIT]);
+	json_uint(j, "idle_ns", p->kind_ns[WAIT_KIND_IDLE]);
+	json_uint(j, "runnable_ns", p->kind_ns[WAIT_KIND_RUNNABLE]);
+	json_uint(j, "unlabelled_ns", p->kind_ns[WAIT_KIND_UNLABELLED]);
+	json_uint(j, "unreadable_ns", p->kind_ns[WAIT_KIND_UNREADABLE]);
+}
+
+static void json_process_keys(struct wait_cmd *c, struct json *j, __u32 pid)
+{
+	struct pinfo *pi = pinfo_get(c, pid, NULL);
+
+	json_int(j, "pid", pid);
+	json_str(j, "type", pi ? pi->type : NULL);
+	json_str(j, "user", pi && pi->user[0] ? pi->user : NULL);
+	json_str(j, "database", pi && pi->database[0] ? pi->database : NULL);
+}
+
+static const struct pacc *pacc_find(const struct snap *s, __u32 pid)
+{
+	for (int i = 0; i < s->np; i++)
+		if (s->p[i].pid == pid)
+			return &s->p[i];
+	return NULL;
+}
+
+static void json_report(struct wait_cmd *c, const struct frame_report *fr, struct snap *cur,
+			struct rows *rs, struct rows *idle, uint64_t total_ns, uint64_t idle_ns,
+			const struct wait_drops *d)
+{
+	static const char *const arrays[] = { [WBY_PID] = "processes", [WBY_DATABASE] = "databases",
+					      [WBY_USER] = "users", [WBY_QUERY] = "statements" };
+	bool summary = fr->kind == FRAME_SUMMARY;
+	struct json j;
+
+	json_init(&j);
+	frame_json_begin(&j, fr);
+	json_str(&j, "by", by_names[c->by]);
+	json_uint(&j, "backend_ns", total_ns);
+	json_uint(&j, "idle_ns", idle_ns);
+	json_bool(&j, "idle_included", c->include_idle);
+	if (c->by == WBY_EVENT || c->by == WBY_TYPE) {
+		int n = rs->n < c->top ? rs->n : c->top;
+		json_array_begin(&j, "waits");
+		for (int i = 0; i < n; i++)
+			json_row(c, &j, &rs->r[i], false, total_ns, summary);
+		json_array_end(&j);
+		json_int(&j, "rows", rs->n);
+	}
+	if (!c->include_idle) {
+		json_array_begin(&j, "idle");
+		for (int i = 0; i < idle->n; i++)
+			json_row(c, &j, &idle->r[i], true, 0, summary);
+		json_array_end(&j);
+	}
+	if (c->by == WBY_PID || c->by >= WBY_DATABASE) {
+		struct group *g;
+		int ng = groups_make(c, rs, &g), n = ng < c->top ? ng : c->top;
+		json_array_begin(&j, arrays[c->by]);
+		for (int k = 0; k < n; k++) {
+			const struct row *r0 = &rs->r[g[k].first];
+			json_object_begin(&j, NULL);
+			if (c->by == WBY_PID) {
+				const struct pacc *p = pacc_find(cur, r0->pid);
+				json_process_keys(c, &j, r0->pid);
+				if (p)
+					json_pacc(&j, p);
+			} else {
+				json_str(&j, by_names[c->by], r0->group[0] ? r0->group : NULL);
+			}
+			json_uint(&j, "total_ns", g[k].ns);
+			json_array_begin(&j, "waits");
+			for (int i = g[k].first; i < rs->n && same_group(c, r0, &rs->r[i]); i++)
+				json_row(c, &j, &rs->r[i], false, total_ns, summary);
+			json_array_end(&j);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_int(&j, "groups", ng);
+		free(g);
+	}
+	if (c->by != WBY_PID) {
+		json_array_begin(&j, "processes");
+		for (int i = 0; i < cur->np; i++) {
+			json_object_begin(&j, NULL);
+			json_process_keys(c, &j, cur->p[i].pid);
+			json_pacc(&j, &cur->p[i]);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+	}
+	json_object_begin(&j, "dropped");
+	json_uint(&j, "aggregates_full", d->aggs_full);
+	json_uint(&j, "threads_full", d->threads_full);
+	json_uint(&j, "texts_full", d->texts_full);
+	if (c->stacks)
+		json_uint(&j, "stacks_lost", d->stacks_lost);
+	json_object_end(&j);
+	json_object_end(&j);
+	json_flush_line(&j, stdout);
+	json_release(&j);
+}
+
+static void text_rows(struct wait_cmd *c, struct row *r, int n, uint64_t total_ns, bool summary)
 {
 	const char *gh = c->by == WBY_PID ? "PID" : c->by == WBY_DATABASE ? "DATABASE" :
 			 c->by == WBY_USER ? "USER" : NULL;
+	int w = 10;
 
+	for (int i = 0; i < n; i++) {
+		struct pg_wait_name nm;
+		row_names(c, &r[i], &nm);
+		if (r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE)
+			w = frame_width(w, nm.type);
+	}
 	if (gh)
 		printf("%-10s ", gh);
-	printf("%-10s %-24s %9s %6s %8s %9s %9s%s\n", "TYPE", "EVENT", "SECONDS", "SHARE",
+	printf("%-*s %-24s %9s %6s %8s %9s %9s%s\n", w, "TYPE", "EVENT", "SECONDS", "SHARE",
 	       "COUNT", "MEAN_MS", summary ? "MAX_MS" : "", c->by == WBY_QUERY ? "  QUERY" : "");
 	for (int i = 0; i < n; i++) {
 		struct pg_wait_name nm;
@@ -551,13 +700,13 @@ static void text_rows(struct wait_cmd *c, struct row *r, int n, double total_s, 
 			snprintf(mean, sizeof(mean), "%.3f", r[i].ns / 1e6 / r[i].count);
 			snprintf(max, sizeof(max), "%.3f", r[i].max_ns / 1e6);
 		}
-		if (r[i].kind != WAIT_KIND_IDLE && total_s > 0)
-			snprintf(share, sizeof(share), "%.1f%%", 100.0 * r[i].ns / 1e9 / total_s);
+		if (r[i].kind != WAIT_KIND_IDLE && total_ns)
+			snprintf(share, sizeof(share), "%.1f%%", 100.0 * r[i].ns / total_ns);
 		if (c->by == WBY_PID)
 			printf("%-10u ", r[i].pid);
 		else if (gh)
 			printf("%-10.10s ", r[i].group);
-		printf("%-10s %-24.*s %9.3f %6s %8s %9s %9s", nm.type,
+		printf("%-*s %-24.*s %9.3f %6s %8s %9s %9s", w, nm.type,
 		       r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE ? 24 : 40, nm.event,
 		       r[i].ns / 1e9, share, cnt, mean, summary ? max : "");
 		if (c->by == WBY_QUERY)
@@ -566,44 +715,21 @@ static void text_rows(struct wait_cmd *c, struct row *r, int n, double total_s, 
 	}
 }
 
-static void json_processes(struct wait_cmd *c, struct json *j, const struct snap *s)
+static void report(void *ctx, const struct frame_report *fr)
 {
-	json_array_begin(j, "processes");
-	for (int i = 0; i < s->np; i++) {
-		const struct pacc *p = &s->p[i];
-		struct pinfo *pi = pinfo_get(c, p->pid, NULL);
-		json_object_begin(j, NULL);
-		json_int(j, "pid", p->pid);
-		json_str(j, "type", pi ? pi->type : NULL);
-		json_str(j, "user", pi && pi->user[0] ? pi->user : NULL);
-		json_str(j, "database", pi && pi->database[0] ? pi->database : NULL);
-		json_bool(j, "exited", p->exited);
-		json_double(j, "wall_s", p->wall_ns / 1e9);
-		json_double(j, "cpu_s", p->kind_ns[WAIT_KIND_CPU] / 1e9);
-		json_double(j, "wait_s", p->kind_ns[WAIT_KIND_WAIT] / 1e9);
-		json_double(j, "idle_s", p->kind_ns[WAIT_KIND_IDLE] / 1e9);
-		json_double(j, "runnable_s", p->kind_ns[WAIT_KIND_RUNNABLE] / 1e9);
-		json_double(j, "unlabelled_s", p->kind_ns[WAIT_KIND_UNLABELLED] / 1e9);
-		json_double(j, "unreadable_s", p->kind_ns[WAIT_KIND_UNREADABLE] / 1e9);
-		json_object_end(j);
-	}
-	json_array_end(j);
-}
-
-static void report(struct wait_cmd *c, bool summary)
-{
+	struct wait_cmd *c = ctx;
+	bool summary = fr->kind == FRAME_SUMMARY;
 	struct snap cur;
 	struct rows rs = { 0 }, idle = { 0 };
 	struct wait_drops d;
-	double secs = summary ? runloop_total(&c->rl) : runloop_elapsed(&c->rl);
-	double total_s = 0, idle_s = 0;
-	int nbackends = 0;
+	uint64_t total_ns = 0, idle_ns = 0;
+	int nproc = 0, m = 0;
 
 	if (snap_take(c, &cur) < 0)
 		return;
 	if (!summary) {
 		struct snap keep = cur;
-		/* keep a copy of the cumulative figures for the next interval */
+		/* the cumulative figures, for the next interval's differences */
 		keep.e = malloc((cur.n ? cur.n : 1) * sizeof(*cur.e));
 		keep.p = malloc((cur.np ? cur.np : 1) * sizeof(*cur.p));
 		if (keep.e && keep.p) {
@@ -619,7 +745,7 @@ static void report(struct wait_cmd *c, bool summary)
 	/* idle rows apart, unless counted */
 	for (int i = 0; i < rs.n; i++) {
 		if (rs.r[i].kind == WAIT_KIND_IDLE) {
-			idle_s += rs.r[i].ns / 1e9;
+			idle_ns += rs.r[i].ns;
 			if (!c->include_idle) {
 				struct row *r = rows_get(&idle, rs.r[i].group, rs.r[i].pid,
 							 rs.r[i].kind, rs.r[i].event);
@@ -629,11 +755,9 @@ static void report(struct wait_cmd *c, bool summary)
 				rs.r[i].count = 0;
 				continue;
 			}
-			rs.r[i].kind = WAIT_KIND_WAIT;
 		}
-		total_s += rs.r[i].ns / 1e9;
+		total_ns += rs.r[i].ns;
 	}
-	int m = 0;
 	for (int i = 0; i < rs.n; i++)
 		if (rs.r[i].ns || rs.r[i].count)
 			rs.r[m++] = rs.r[i];
@@ -641,49 +765,20 @@ static void report(struct wait_cmd *c, bool summary)
 	qsort(rs.r, rs.n, sizeof(*rs.r), cmp_row);
 	qsort(idle.r, idle.n, sizeof(*idle.r), cmp_row);
 	for (int i = 0; i < cur.np; i++)
-		nbackends += cur.p[i].wall_ns > 0;
+		nproc += cur.p[i].wall_ns > 0;
 	wait_probe_drops(c->wp, &d);
-	int ntop = rs.n < c->top ? rs.n : c->top;
 
 	if (global.json) {
-		struct json j;
-		json_init(&j);
-		json_object_begin(&j, NULL);
-		json_str(&j, "report", "wait");
-		if (summary)
-			json_bool(&j, "summary", true);
-		json_double(&j, "time_s", runloop_total(&c->rl));
-		json_double(&j, summary ? "duration_s" : "interval_s", secs);
-		json_str(&j, "by", by_names[c->by]);
-		json_double(&j, "backend_s", total_s);
-		json_double(&j, "idle_s", idle_s);
-		json_bool(&j, "idle_included", c->include_idle);
-		json_rows(c, &j, "waits", rs.r, ntop, total_s, summary);
-		json_int(&j, "rows", rs.n);
-		if (!c->include_idle)
-			json_rows(c, &j, "idle", idle.r, idle.n, 0, summary);
-		json_processes(c, &j, &cur);
-		json_object_begin(&j, "dropped");
-		json_uint(&j, "aggregates_full", d.aggs_full);
-		json_uint(&j, "threads_full", d.threads_full);
-		json_uint(&j, "texts_full", d.texts_full);
-		if (c->stacks)
-			json_uint(&j, "stacks_lost", d.stacks_lost);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_flush_line(&j, stdout);
-		json_release(&j);
+		json_report(c, fr, &cur, &rs, &idle, total_ns, idle_ns, &d);
 	} else {
-		char ts[16];
-		time_t now = time(NULL);
-		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		printf("%s%s over %.1f s: %d processes, %.3f s of their time", summary ? "\n" : "",
-		       summary ? "total" : ts, secs, nbackends, total_s);
+		int ntop = rs.n < c->top ? rs.n : c->top;
+		frame_text_head(stdout, fr);
+		printf("%d processes, %.3f s of their time", nproc, total_ns / 1e9);
 		if (c->include_idle)
-			printf(" (idle %.3f s included)\n", idle_s);
+			printf(" (idle %.3f s included)\n", idle_ns / 1e9);
 		else
-			printf("; idle %.3f s apart, not counted\n", idle_s);
-		text_rows(c, rs.r, ntop, total_s, summary);
+			printf("; idle %.3f s apart, not counted\n", idle_ns / 1e9);
+		text_rows(c, rs.r, ntop, total_ns, summary);
 		if (rs.n > ntop)
 			printf("(%d more rows; --top N shows more)\n", rs.n - ntop);
 		if (!c->include_idle && idle.n && summary) {
@@ -698,14 +793,6 @@ static void report(struct wait_cmd *c, bool summary)
 	free(rs.r);
 	free(idle.r);
 	snap_free(&cur);
-}
-
-/* Every 200 ms: whether the target still runs. */
-static bool poll_check(void *arg)
-{
-	struct wait_cmd *c = arg;
-
-	return target_alive(&c->t);
 }
 
 /* The processes traced now, to seed: the cluster's or the -p list. */
@@ -798,18 +885,36 @@ out:
 	return ret;
 }
 
+/* After the summary: detach and free; safe twice (error paths, then the frame). */
+static void cleanup(void *ctx)
+{
+	struct wait_cmd *c = ctx;
+
+	wait_probe_destroy(c->wp);
+	c->wp = NULL;
+	snap_free(&c->prev);
+	free(c->pi);
+	c->pi = NULL;
+	c->npi = 0;
+	target_free(&c->t);
+}
+
 int cmd_wait(int argc, char **argv)
 {
 	struct wait_cmd c = { .top = 20 };
-	struct target_opts to = { 0 };
+	const struct frame_ops ops = {
+		.report = report,
+		.teardown = cleanup,
+		.teardown_what = "detaching the probes",
+	};
 	int ret;
 
-	ret = parse_options(&c, &to, argc, argv);
+	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
-	if (!to.pg_set && !to.pids)
-		to.pg_set = true;
-	ret = target_resolve(&c.t, &to, true);
+		return frame_status(ret);
+	if (!c.f.to.pg_set && !c.f.to.pids)
+		c.f.to.pg_set = true;
+	ret = target_resolve(&c.t, &c.f.to, true);
 	if (ret)
 		return ret;
 	if (c.t.kind == TARGET_PG) {
@@ -823,7 +928,7 @@ int cmd_wait(int argc, char **argv)
 				error("pid %d is not a PostgreSQL server process", c.t.pids[i]);
 				hint("wait traces PostgreSQL backends: give their pids, or --pg");
 				ret = EXIT_USAGE;
-				goto out;
+				goto fail;
 			}
 		}
 	}
@@ -831,14 +936,14 @@ int cmd_wait(int argc, char **argv)
 		error("cannot find the server binary of %s", target_describe(&c.t));
 		hint("run as root so /proc/PID/exe can be read");
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 	if (!pg_wait_names_known(c.major))
 		warning("dbtap has no wait event names for PostgreSQL %d: events are shown as"
 			" class and id", c.major);
 	ret = locate(&c);
 	if (ret)
-		goto out;
+		goto fail;
 	c.po.target = &c.t;
 	c.po.major = c.major;
 	c.po.stacks = c.stacks;
@@ -848,35 +953,20 @@ int cmd_wait(int argc, char **argv)
 	c.wp = wait_probe_open(&c.po);
 	if (!c.wp) {
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
-	runloop_init(&c.rl, c.time.interval, c.time.duration);
+	c.f.target = &c.t;
+	frame_start(&c.f);
 	seed(&c);
 	if (wait_probe_attach(c.wp) < 0) {
 		ret = EXIT_FAIL;
-		goto out;
+		goto fail;
 	}
 	fprintf(stderr, "tracing waits in %s (%d probes); Ctrl-C to stop\n",
 		target_describe(&c.t), wait_probe_nlinks(c.wp));
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&c.rl, 200, poll_check, &c);
-		if (ev == RUNLOOP_TICK) {
-			report(&c, false);
-			continue;
-		}
-		if (!target_alive(&c.t))
-			warning("%s exited; stopping", target_describe(&c.t));
-		break;
-	}
-	if (c.time.interval > 0)
-		report(&c, false);
-	report(&c, true);
-	ret = EXIT_OK;
-out:
-	wait_probe_destroy(c.wp);
-	snap_free(&c.prev);
-	free(c.pi);
-	target_free(&c.t);
+	return frame_run(&c.f, &ops, &c);
+fail:
+	cleanup(&c);
 	return ret;
 }

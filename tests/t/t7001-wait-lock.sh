@@ -36,16 +36,17 @@ test_expect_success 'row lock held 1.5 s by A: B has Lock:transactionid for the 
 	test -n "$blocked_ms" &&
 	json_py "
 a, b, blocked = $apid, $bpid, $blocked_ms / 1000.0
+waits = {g[\"pid\"]: g[\"waits\"] for g in d[\"processes\"]}
 def rows(pid, t, e):
-    return [r for r in d[\"waits\"] if r[\"pid\"] == pid and r[\"wait_event_type\"] == t and r[\"wait_event\"] == e]
+    return [r for r in waits[pid] if r[\"wait_event_type\"] == t and r[\"wait_event\"] == e]
 bl = rows(b, \"Lock\", \"transactionid\")
-assert len(bl) == 1, [r for r in d[\"waits\"] if r[\"pid\"] == b]
+assert len(bl) == 1, waits[b]
 # the statement as the client timed it: the lock wait plus a little execution
 assert abs(bl[0][\"wait_s\"] - blocked) <= 0.05 * blocked, (bl, blocked)
 assert blocked > 1.0, blocked
 assert bl[0][\"count\"] >= 1, bl
 # the holder waits for its client inside the transaction, never for the lock
-assert not [r for r in d[\"waits\"] if r[\"pid\"] == a and r[\"wait_event_type\"] == \"Lock\"], d[\"waits\"]
+assert not [r for r in waits[a] if r[\"wait_event_type\"] == \"Lock\"], waits[a]
 held = rows(a, \"Client\", \"ClientRead\")
 assert held and held[0][\"wait_s\"] >= 1.5, held
 " <w1.json
@@ -60,7 +61,8 @@ test_expect_success 'by statement: the blocked update carries the lock wait' '
 	wait $apsql &&
 	trace_stop &&
 	json_py "
-bl = [r for r in d[\"waits\"] if r[\"wait_event\"] == \"transactionid\"]
+bl = [dict(w, query=g[\"query\"]) for g in d[\"statements\"] for w in g[\"waits\"]
+      if w[\"wait_event\"] == \"transactionid\"]
 assert len(bl) == 1 and bl[0][\"query\"] == \"update t set v = v + \$1 where id = \$2;\", bl
 " <w2.json
 '
