@@ -56,7 +56,7 @@ run_mode() {
 	# every TPC-B transaction gets one XID, and nothing else runs: the counts must agree
 	if [ "$mode" != none ]; then
 		python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
+d = [json.loads(l) for l in open(sys.argv[1])][-1]
 if d["total"] != int(sys.argv[2]):
     print("COUNT MISMATCH: %s counted %d, pgbench %s" % (sys.argv[3], d["total"], sys.argv[2]),
           file=sys.stderr)' "w.$mode.json" "$1" "$mode"

@@ -10,11 +10,13 @@
 
 #include "bpf/watch.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "perf/breakpoint.h"
 #include "pg/cluster.h"
 #include "pg/layout.h"
 #include "target/elf.h"
 #include "target/expr.h"
+#include "target/label.h"
 #include "target/mem.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -26,7 +28,8 @@
 
 struct proc_info {
 	pid_t pid;
-	char type[64];
+	struct pid_label l;
+	bool labelled;
 	uint64_t prev; /* count at the previous interval report */
 	uint64_t count;
 	uint64_t base; /* counted under this pid before its map entry was dropped */
@@ -43,14 +46,15 @@ struct watch_cmd {
 	pid_t reader;               /* a process whose memory shows the value */
 	enum by by;
 	int top;
+	bool sort_pid; /* --sort pid: writers by pid, not by writes */
 	bool events;
 	uint32_t ring_bytes;
 	bool poll;
-	struct time_opts time;
+	bool layouts;              /* --layouts: print the table, watch nothing */
+	struct frame f;
 
 	struct watch_probe *probe;
 	uint64_t t0;                /* start, for -v's time to attached */
-	struct runloop rl;
 	struct proc_info *procs;
 	int nprocs;
 	struct hashmap proc_of_pid; /* pid -> index in procs: looked up per ring-buffer event */
@@ -58,15 +62,38 @@ struct watch_cmd {
 	uint64_t value_start, value_prev;
 	bool have_start;
 	uint64_t nevents;
-	bool target_gone;
 	struct json j;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap watch WHAT [--pg [TARGET] | -p PID[,PID] | -t TID] [-i SECS] [-d SECS]\n"
-		"                   [--by pid|type] [--top N] [--events] [--mode trap|poll] [-j]\n\n"
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_EVENTS, OPT_BUFFER, OPT_MODE, OPT_LAYOUTS };
+
+static const struct frame_opt watch_opts[] = {
+	FRAME_OPT_PG,
+	FRAME_OPT_PID,
+	FRAME_OPT_TID,
+	{ "interval", 'i', required_argument, "SECS", "report every SECS (default 1; 0: only the summary)",
+	  FRAME_OPT_TIME },
+	FRAME_OPT_DURATION,
+	{ "by", OPT_BY, required_argument, "pid|type|database|user",
+	  "top writers per interval: by process, backend type, database or user" },
+	{ "top", OPT_TOP, required_argument, "N", "how many writers to show (default 10)" },
+	{ "sort", OPT_SORT, required_argument, "writes|pid", "order of the writers (default writes)" },
+	{ "events", OPT_EVENTS, no_argument, NULL, "print every write: time, pid, type, new value" },
+	{ "buffer", OPT_BUFFER, required_argument, "KIB",
+	  "event ring buffer size (default 1024); drops are counted" },
+	{ "mode", OPT_MODE, required_argument, "trap|poll",
+	  "trap: watchpoint (default); poll: read the value every\n"
+	  "interval, no cost to the target, no attribution" },
+	{ "layouts", OPT_LAYOUTS, no_argument, NULL,
+	  "where xid and oid live in each known PostgreSQL version" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd watch_frame = {
+	.name = "watch",
+	.args = "WHAT",
+	.about =
 		"How often a variable is written, by which process, to what value: a hardware\n"
 		"watchpoint on every CPU, counted in the kernel for the target's processes only.\n\n"
 		"WHAT:\n"
@@ -76,28 +103,15 @@ static void usage(FILE *f)
 		"  SYMBOL->FIELD        follow the pointer SYMBOL, then FIELD (needs debug info)\n"
 		"  SYMBOL->OFF          follow the pointer SYMBOL, then OFF bytes\n"
 		"  0xADDRESS[+OFF]      an address in the target\n"
-		"  each optionally :LEN (1, 2, 4, 8) and :MODE (w, rw, x); default from the type, w\n\n"
-		"options:\n"
-		"  --pg [TARGET]        every process of a cluster, later backends included\n"
-		"                       (the default for xid and oid)\n"
-		"  -p PID[,PID]         those processes and all their threads\n"
-		"  -t TID               one thread\n"
-		"  -i, --interval SECS  report every SECS (default 1; 0: only the summary)\n"
-		"  -d, --duration SECS  stop after SECS (default: Ctrl-C)\n"
-		"  --by pid|type        top writers per interval, by process or backend type\n"
-		"  --top N              how many writers to show (default 10)\n"
-		"  --events             print every write: time, pid, type, new value\n"
-		"  --buffer KIB         event ring buffer size (default 1024); drops are counted\n"
-		"  --mode trap|poll     trap: watchpoint (default); poll: read the value every\n"
-		"                       interval, no cost to the target, no attribution\n"
-		"  -j, --json           one JSON object per line\n"
-		"  --layouts            where xid and oid live in each known PostgreSQL version\n\n"
-		"examples:\n"
+		"  each optionally :LEN (1, 2, 4, 8) and :MODE (w, rw, x); default from the type, w\n"
+		"xid and oid default to --pg, the only cluster running.\n",
+	.examples =
 		"  dbtap watch xid --by pid          XIDs assigned per second, by backend\n"
 		"  dbtap watch oid --by type -d 60   OIDs consumed in a minute, by backend type\n"
 		"  dbtap watch xid --mode poll       the same rate without any trap\n"
-		"  dbtap watch 'ShmemVariableCache->4:4' --pg   oidCount, by offset\n");
-}
+		"  dbtap watch 'ShmemVariableCache->4:4' --pg   oidCount, by offset\n",
+	.opts = watch_opts,
+};
 
 static uint64_t mask_value(uint64_t v, int len)
 {
@@ -114,28 +128,15 @@ static int read_value(struct watch_cmd *c, uint64_t *v)
 }
 
 /*
- * The writer's type: from the title the BPF program saw at its first write (it may
- * have exited since), else from /proc while it lives. Retried while unknown.
+ * The writer's label: from the title the BPF program saw at its first write (it may
+ * have exited since), else from /proc while it lives. Retried until final.
  */
-static void fill_type(struct watch_cmd *c, struct proc_info *p)
+static void fill_label(struct watch_cmd *c, struct proc_info *p)
 {
-	char title[128], user[64], db[64];
+	char title[128];
+	bool have = c->probe && !watch_probe_title(c->probe, p->pid, title, sizeof(title));
 
-	if (c->t.kind == TARGET_PG) {
-		if (c->probe && !watch_probe_title(c->probe, p->pid, title, sizeof(title)) &&
-		    !pg_title_parse(title, p->type, sizeof(p->type), user, sizeof(user), db, sizeof(db)))
-			return;
-		snprintf(p->type, sizeof(p->type), "%s", target_proc_type(&c->t, p->pid));
-	} else if (!c->probe || watch_probe_title(c->probe, p->pid, title, sizeof(title))) {
-		proc_comm(p->pid, p->type, sizeof(p->type));
-	} else if (!pg_title_parse(title, p->type, sizeof(p->type), user, sizeof(user), db,
-				   sizeof(db))) {
-		return; /* a PostgreSQL process watched with -p or -t */
-	} else {
-		/* argv[0]'s base name: what ps shows for a program that keeps its argv. */
-		const char *base = strrchr(title, '/');
-		snprintf(p->type, sizeof(p->type), "%.63s", base ? base + 1 : title);
-	}
+	p->labelled = target_label(&c->t, p->pid, have ? title : NULL, sizeof(title), &p->l);
 }
 
 static struct proc_info *proc_info_get(struct watch_cmd *c, pid_t pid)
@@ -157,8 +158,8 @@ static struct proc_info *proc_info_get(struct watch_cmd *c, pid_t pid)
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 	}
-	if (!p->type[0])
-		fill_type(c, p);
+	if (!p->labelled)
+		fill_label(c, p);
 	return p;
 }
 
@@ -190,20 +191,18 @@ static int on_event(void *ctx, const struct watch_event *e)
 {
 	struct watch_cmd *c = ctx;
 	struct proc_info *p = proc_info_get(c, e->pid);
-	const char *type = p ? p->type : "";
-	double t = e->ts > c->rl.start_ns ? (e->ts - c->rl.start_ns) / 1e9 : 0;
+	const char *type = p ? p->l.type : "";
+	double t = frame_ktime_s(&c->f, e->ts);
 	uint64_t v = mask_value(e->value, c->loc.len);
 
 	c->nevents++;
 	if (global.json) {
-		json_object_begin(&c->j, NULL);
-		json_str(&c->j, "event", "write");
-		json_double(&c->j, "time", t);
+		char ip[32];
+		frame_json_begin_kind(&c->j, "event", t);
 		json_int(&c->j, "pid", e->pid);
 		json_int(&c->j, "tid", e->tid);
 		json_str(&c->j, "type", type);
 		json_uint(&c->j, "value", v);
-		char ip[32];
 		snprintf(ip, sizeof(ip), "0x%" PRIx64, (uint64_t)e->ip);
 		json_str(&c->j, "ip", ip);
 		json_object_end(&c->j);
@@ -214,8 +213,8 @@ static int on_event(void *ctx, const struct watch_event *e)
 	return 0;
 }
 
-/* Every poll tick: drain events, note new writers while their titles exist, watch the target. */
-static bool check(void *arg)
+/* Every poll tick: drain events, note new writers while their titles exist. */
+static bool poll_events(void *arg)
 {
 	struct watch_cmd *c = arg;
 
@@ -223,114 +222,116 @@ static bool check(void *arg)
 		watch_probe_poll_events(c->probe, 0);
 		refresh_counts(c);
 	}
-	if (!target_alive(&c->t)) {
-		c->target_gone = true;
-		return false;
-	}
 	return true;
 }
 
-static int cmp_delta(const void *a, const void *b)
-{
-	const struct proc_info *x = a, *y = b;
-	uint64_t dx = x->count - x->prev, dy = y->count - y->prev;
-	return dx < dy ? 1 : dx > dy ? -1 : x->pid - y->pid;
-}
-
-static int cmp_count(const void *a, const void *b)
-{
-	const struct proc_info *x = a, *y = b;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : x->pid - y->pid;
-}
-
-struct type_sum {
-	const char *type;
-	uint64_t count;
+/* One row of a breakdown: a process, or the processes of one type, database or user. */
+struct writer {
+	pid_t pid;
+	const struct pid_label *l;
+	const char *name; /* what the row is for (its type, database or user) */
+	uint64_t writes;
 };
 
-static int cmp_type(const void *a, const void *b)
+static const char *label_key(const struct pid_label *l, enum by by)
 {
-	const struct type_sum *x = a, *y = b;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->type, y->type);
+	return by == BY_DATABASE ? l->database : by == BY_USER ? l->user : l->type;
 }
 
-/* Writers per backend type; delta: in this interval, else since attach. */
-static int sum_types(struct watch_cmd *c, bool delta, struct type_sum **out)
+static bool sort_by_pid;
+
+static int cmp_writer(const void *a, const void *b)
 {
-	struct type_sum *v = calloc(c->nprocs + 1, sizeof(*v));
+	const struct writer *x = a, *y = b;
+
+	if (!sort_by_pid && x->writes != y->writes)
+		return x->writes < y->writes ? 1 : -1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The writers by by (BY_PID: processes), in this interval (delta) or since attach. */
+static int collect_writers(struct watch_cmd *c, enum by by, bool delta, struct writer **out)
+{
+	struct writer *w = calloc(c->nprocs + 1, sizeof(*w));
 	int n = 0;
 
+	*out = w;
+	if (!w)
+		return 0;
 	for (int i = 0; i < c->nprocs; i++) {
-		uint64_t cnt = c->procs[i].count - (delta ? c->procs[i].prev : 0);
+		const struct proc_info *p = &c->procs[i];
+		uint64_t cnt = p->count - (delta ? p->prev : 0);
+		const char *name = label_key(&p->l, by);
+		int k = n;
+
 		if (!cnt)
 			continue;
-		const char *type = c->procs[i].type[0] ? c->procs[i].type : "?";
-		int k;
-		for (k = 0; k < n; k++)
-			if (!strcmp(v[k].type, type))
-				break;
+		if (by != BY_PID)
+			for (k = 0; k < n && strcmp(w[k].name, name); k++)
+				;
 		if (k == n)
-			v[n++].type = type;
-		v[k].count += cnt;
+			w[n++] = (struct writer){ by == BY_PID ? p->pid : 0, &p->l, name, 0 };
+		w[k].writes += cnt;
 	}
-	qsort(v, n, sizeof(*v), cmp_type);
-	*out = v;
+	sort_by_pid = c->sort_pid;
+	qsort(w, n, sizeof(*w), cmp_writer);
 	return n;
 }
 
-static void print_writers(struct watch_cmd *c, bool delta, const char *key, int limit)
+static void json_writers(struct watch_cmd *c, enum by by, bool delta, int limit)
 {
-	int shown = 0;
+	struct writer *w;
+	int n = collect_writers(c, by, delta, &w);
 
-	if (c->by == BY_TYPE && delta) {
-		struct type_sum *ts;
-		int n = sum_types(c, delta, &ts);
-		if (global.json)
-			json_array_begin(&c->j, key);
-		for (int i = 0; i < n && shown < limit; i++, shown++) {
-			if (global.json) {
-				json_object_begin(&c->j, NULL);
-				json_str(&c->j, "type", ts[i].type);
-				json_uint(&c->j, "count", ts[i].count);
-				json_object_end(&c->j);
-			} else {
-				printf("%22s %-30s %10" PRIu64 "\n", "", ts[i].type, ts[i].count);
-			}
-		}
-		if (global.json)
-			json_array_end(&c->j);
-		free(ts);
-		return;
-	}
-
-	qsort(c->procs, c->nprocs, sizeof(*c->procs), delta ? cmp_delta : cmp_count);
-	/* sorting moved them: the index follows (the values are replaced, nothing is added) */
-	for (int i = 0; i < c->nprocs; i++)
-		hashmap_put_u64(&c->proc_of_pid, (uint32_t)c->procs[i].pid, i);
-	if (global.json)
-		json_array_begin(&c->j, key);
-	for (int i = 0; i < c->nprocs && shown < limit; i++) {
-		struct proc_info *p = &c->procs[i];
-		uint64_t cnt = p->count - (delta ? p->prev : 0);
-		if (!cnt)
-			continue;
-		shown++;
-		if (global.json) {
-			json_object_begin(&c->j, NULL);
-			json_int(&c->j, "pid", p->pid);
-			json_str(&c->j, "type", p->type);
-			json_uint(&c->j, "count", cnt);
-			json_object_end(&c->j);
+	json_array_begin(&c->j, by_array(by));
+	for (int i = 0; i < n && i < limit; i++) {
+		json_object_begin(&c->j, NULL);
+		if (by == BY_PID) {
+			json_int(&c->j, "pid", w[i].pid);
+			json_str(&c->j, "type", w[i].l->type);
+			json_str(&c->j, "user", w[i].l->user[0] ? w[i].l->user : NULL);
+			json_str(&c->j, "database", w[i].l->database[0] ? w[i].l->database : NULL);
 		} else {
-			printf("%14s %7d %-30s %10" PRIu64 "\n", "", p->pid, p->type[0] ? p->type : "?",
-			       cnt);
+			json_str(&c->j, by_name(by), w[i].name[0] ? w[i].name : NULL);
 		}
+		json_uint(&c->j, "writes", w[i].writes);
+		json_object_end(&c->j);
 	}
-	if (global.json)
-		json_array_end(&c->j);
+	json_array_end(&c->j);
+	free(w);
 }
 
-static void report_interval(struct watch_cmd *c, double elapsed)
+/* Rows under the report's line, indented past the stamp; the name column widens. */
+static void text_writers(struct watch_cmd *c, enum by by, bool delta, int limit, bool head)
+{
+	struct writer *w;
+	int n = collect_writers(c, by, delta, &w), width = 4;
+	char title[16];
+
+	for (int i = 0; i < n && i < limit; i++)
+		width = frame_width(width, w[i].name[0] ? w[i].name : "-");
+	snprintf(title, sizeof(title), "%s", by == BY_PID ? "type" : by_name(by));
+	for (char *p = title; *p; p++)
+		*p = toupper((unsigned char)*p);
+	if (head && by == BY_PID)
+		printf("%11s %7s %-*s %10s\n", "", "PID", width, title, "WRITES");
+	else if (head)
+		printf("%11s %-*s %10s\n", "", width, title, "WRITES");
+	for (int i = 0; i < n && i < limit; i++) {
+		const char *name = w[i].name[0] ? w[i].name : "-";
+		if (by == BY_PID)
+			printf("%11s %7d %-*s %10" PRIu64 "\n", "", w[i].pid, width, name, w[i].writes);
+		else
+			printf("%11s %-*s %10" PRIu64 "\n", "", width, name, w[i].writes);
+	}
+	if (head && n > limit)
+		printf("%11s (%d more; -j lists them all)\n", "", n - limit);
+	free(w);
+}
+
+static void report_interval(struct watch_cmd *c, const struct frame_report *r)
 {
 	uint64_t value, writes;
 	bool have_value = read_value(c, &value) == 0;
@@ -340,16 +341,15 @@ static void report_interval(struct watch_cmd *c, double elapsed)
 		if (have_value)
 			c->value_prev = value;
 	} else {
+		watch_probe_poll_events(c->probe, 0);
 		uint64_t total = refresh_counts(c);
 		writes = total - c->prev_total;
 		c->prev_total = total;
 	}
-	double rate = elapsed > 0 ? writes / elapsed : 0;
-	double t = runloop_total(&c->rl);
+	double rate = r->span_s > 0 ? writes / r->span_s : 0;
 
 	if (global.json) {
-		json_object_begin(&c->j, NULL);
-		json_double(&c->j, "time", t);
+		frame_json_begin(&c->j, r);
 		json_uint(&c->j, "writes", writes);
 		json_double(&c->j, "rate", rate);
 		if (have_value)
@@ -357,28 +357,29 @@ static void report_interval(struct watch_cmd *c, double elapsed)
 		else
 			json_null(&c->j, "value");
 		if (c->by != BY_NONE)
-			print_writers(c, true, "top", c->top);
+			json_writers(c, c->by, true, c->top);
 		json_object_end(&c->j);
 		json_flush_line(&c->j, stdout);
 	} else {
-		printf("%10.3f %10" PRIu64 " %12.1f  ", t, writes, rate);
+		frame_text_head(stdout, r);
+		printf("%10" PRIu64 " %12.1f  ", writes, rate);
 		if (have_value)
 			printf("%" PRIu64 "\n", value);
 		else
 			printf("-\n");
 		if (c->by != BY_NONE)
-			print_writers(c, true, NULL, c->top);
+			text_writers(c, c->by, true, c->top, false);
 	}
 	for (int i = 0; i < c->nprocs; i++)
 		c->procs[i].prev = c->procs[i].count;
 	fflush(stdout);
 }
 
-static void report_summary(struct watch_cmd *c, const char *end)
+static void report_summary(struct watch_cmd *c, const struct frame_report *r)
 {
 	uint64_t value, total;
 	bool have_value = read_value(c, &value) == 0;
-	double dur = runloop_total(&c->rl);
+	double dur = r->span_s;
 
 	if (c->poll) {
 		if (!have_value) { /* the target is gone: the last value read is the end */
@@ -392,16 +393,14 @@ static void report_summary(struct watch_cmd *c, const char *end)
 	}
 
 	if (global.json) {
-		json_object_begin(&c->j, NULL);
-		json_bool(&c->j, "summary", true);
+		char addr[32];
+		frame_json_begin(&c->j, r);
 		json_str(&c->j, "what", c->what);
 		json_str(&c->j, "expr", c->expr_text);
-		char addr[32];
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, c->loc.addr);
 		json_str(&c->j, "address", addr);
 		json_int(&c->j, "len", c->loc.len);
 		json_str(&c->j, "mode", c->poll ? "poll" : "trap");
-		json_double(&c->j, "duration", dur);
 		json_uint(&c->j, "total", total);
 		json_double(&c->j, "rate", dur > 0 ? total / dur : 0);
 		if (c->have_start)
@@ -412,20 +411,9 @@ static void report_summary(struct watch_cmd *c, const char *end)
 			json_uint(&c->j, "value", value);
 		else
 			json_null(&c->j, "value");
-		print_writers(c, false, "processes", c->nprocs);
-		if (c->by == BY_TYPE) {
-			struct type_sum *ts;
-			int n = sum_types(c, false, &ts);
-			json_array_begin(&c->j, "types");
-			for (int i = 0; i < n; i++) {
-				json_object_begin(&c->j, NULL);
-				json_str(&c->j, "type", ts[i].type);
-				json_uint(&c->j, "count", ts[i].count);
-				json_object_end(&c->j);
-			}
-			json_array_end(&c->j);
-			free(ts);
-		}
+		json_writers(c, BY_PID, false, c->nprocs);
+		if (c->by != BY_NONE && c->by != BY_PID)
+			json_writers(c, c->by, false, c->nprocs);
 		if (!c->poll) {
 			json_uint(&c->j, "ignored", watch_probe_ignored(c->probe));
 			json_uint(&c->j, "unattributed", watch_probe_unattributed(c->probe));
@@ -434,32 +422,21 @@ static void report_summary(struct watch_cmd *c, const char *end)
 				json_uint(&c->j, "dropped", watch_probe_dropped(c->probe));
 			}
 		}
-		json_str(&c->j, "end", end);
 		json_object_end(&c->j);
 		json_flush_line(&c->j, stdout);
 		return;
 	}
 
-	printf("\n%s: %" PRIu64 " %s in %.1f s (%.1f/s)", c->what, total,
-	       c->poll ? "increments" : "writes", dur, dur > 0 ? total / dur : 0);
+	frame_text_head(stdout, r);
+	printf("%s: %" PRIu64 " %s (%.1f/s)", c->what, total, c->poll ? "increments" : "writes",
+	       dur > 0 ? total / dur : 0);
 	if (c->have_start && have_value)
 		printf(", value %" PRIu64 " -> %" PRIu64, c->value_start, value);
 	printf("\n");
-	if (!c->poll && c->nprocs) {
-		printf("%14s %7s %-30s %10s\n", "", "PID", "TYPE", "WRITES");
-		int limit = c->by == BY_NONE ? 10 : c->top;
-		print_writers(c, false, NULL, limit);
-		if (c->nprocs > limit)
-			printf("%14s (%d more writers; -j lists them all)\n", "", c->nprocs - limit);
-	}
-	if (c->by == BY_TYPE && !c->poll) {
-		struct type_sum *ts;
-		int n = sum_types(c, false, &ts);
-		printf("%14s %-38s %10s\n", "", "TYPE", "WRITES");
-		for (int i = 0; i < n; i++)
-			printf("%14s %-38s %10" PRIu64 "\n", "", ts[i].type, ts[i].count);
-		free(ts);
-	}
+	if (!c->poll && c->nprocs)
+		text_writers(c, BY_PID, false, c->by == BY_NONE ? 10 : c->top, true);
+	if (c->by != BY_NONE && c->by != BY_PID && !c->poll)
+		text_writers(c, c->by, false, c->nprocs, true);
 	if (c->events && watch_probe_dropped(c->probe))
 		printf("events: %" PRIu64 " printed, %" PRIu64 " dropped (ring buffer full)\n",
 		       c->nevents, watch_probe_dropped(c->probe));
@@ -471,6 +448,14 @@ static void report_summary(struct watch_cmd *c, const char *end)
 			hint("-p counts only the processes given (not their children): --pg covers "
 			     "every process of a cluster");
 	}
+}
+
+static void report(void *ctx, const struct frame_report *r)
+{
+	if (r->kind == FRAME_SUMMARY)
+		report_summary(ctx, r);
+	else
+		report_interval(ctx, r);
 }
 
 /* --layouts: where xid and oid are in each known major version. */
@@ -486,7 +471,7 @@ static void print_layouts(void)
 		       "XID FIELD", "XID", "NEXTOID", "OIDCOUNT", "SIZE");
 	for (int i = 0; i < n; i++, l++) {
 		if (global.json) {
-			json_object_begin(&j, NULL);
+			frame_json_begin_kind(&j, "layout", 0);
 			json_int(&j, "major_min", l->major_min);
 			json_int(&j, "major_max", l->major_max);
 			json_str(&j, "symbol", l->symbol);
@@ -514,78 +499,68 @@ static void print_layouts(void)
 	json_release(&j);
 }
 
-static int parse_options(struct watch_cmd *c, struct target_opts *to, int argc, char **argv)
+static int on_opt(void *ctx, int key, const char *arg)
 {
-	static const struct option longopts[] = {
-		TRACING_LONGOPTS,
-		BY_LONGOPT,
-		{ "top", required_argument, NULL, 'T' },
-		{ "events", no_argument, NULL, 'e' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "buffer", required_argument, NULL, 'B' },
-		{ "layouts", no_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool layouts = false;
-	int opt, r;
+	struct watch_cmd *c = ctx;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" TRACING_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if ((r = tracing_opt(to, &c->time, opt, argc, argv)) < 0)
-			return EXIT_USAGE;
-		if (r)
-			continue;
-		switch (opt) {
-		case 'b':
-			if (by_opt(&c->by, optarg, BY_PID | BY_TYPE) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			if (top_opt(&c->top, optarg, "writers") < 0)
-				return EXIT_USAGE;
-			break;
-		case 'e':
-			c->events = true;
-			break;
-		case 'B': {
-			char *end;
-			unsigned long kb = strtoul(optarg, &end, 10);
-			long page = sysconf(_SC_PAGESIZE);
-			if (*end || kb * 1024 < (unsigned long)page || kb > 1024 * 1024 || (kb & (kb - 1))) {
-				error("bad --buffer '%s'", optarg);
-				hint("the event ring buffer size in KiB: a power of 2 from %ld to 1048576",
-				     page / 1024);
-				return EXIT_USAGE;
-			}
-			c->ring_bytes = kb * 1024;
-			break;
+	switch (key) {
+	case OPT_BY:
+		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER);
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "writers");
+	case OPT_SORT:
+		if (strcmp(arg, "writes") && strcmp(arg, "pid")) {
+			error("bad --sort '%s'", arg);
+			hint("--sort writes (most first, the default) or --sort pid");
+			return -1;
 		}
-		case 'm':
-			if (!strcmp(optarg, "trap"))
-				c->poll = false;
-			else if (!strcmp(optarg, "poll"))
-				c->poll = true;
-			else {
-				error("bad --mode '%s'", optarg);
-				hint("--mode trap (a hardware watchpoint, attributes each write) or --mode"
-				     " poll (reads the value each interval, costs the target nothing)");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		case 'L':
-			layouts = true; /* printed once -j, wherever it is, has been seen */
-			break;
-		default:
-			return cmd_bad_option("watch", opt, argv);
+		c->sort_pid = !strcmp(arg, "pid");
+		return 0;
+	case OPT_EVENTS:
+		c->events = true;
+		return 0;
+	case OPT_BUFFER: {
+		char *end;
+		unsigned long kb = strtoul(arg, &end, 10);
+		long page = sysconf(_SC_PAGESIZE);
+		if (!*arg || *end || kb * 1024 < (unsigned long)page || kb > 1024 * 1024 ||
+		    (kb & (kb - 1))) {
+			error("bad --buffer '%s'", arg);
+			hint("the event ring buffer size in KiB: a power of 2 from %ld to 1048576",
+			     page / 1024);
+			return -1;
 		}
+		c->ring_bytes = kb * 1024;
+		return 0;
 	}
-	if (layouts) {
+	case OPT_MODE:
+		if (!strcmp(arg, "trap"))
+			c->poll = false;
+		else if (!strcmp(arg, "poll"))
+			c->poll = true;
+		else {
+			error("bad --mode '%s'", arg);
+			hint("--mode trap (a hardware watchpoint, attributes each write) or --mode"
+			     " poll (reads the value each interval, costs the target nothing)");
+			return -1;
+		}
+		return 0;
+	case OPT_LAYOUTS:
+		c->layouts = true; /* printed once -j, wherever it is, has been seen */
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_options(struct watch_cmd *c, int argc, char **argv)
+{
+	int r = frame_parse(&c->f, &watch_frame, argc, argv, on_opt, c);
+
+	if (r)
+		return r;
+	if (c->layouts) {
 		print_layouts();
-		exit(EXIT_OK);
+		return FRAME_HELP; /* done: exit 0 */
 	}
 	if (optind >= argc) {
 		error("watch needs WHAT to watch");
@@ -684,7 +659,7 @@ static void announce(struct watch_cmd *c)
 			what, c->loc.addr, c->loc.len, watch_mode_name(c->loc.mode),
 			target_describe(&c->t), watch_probe_ncpus(c->probe));
 	if (!global.json) {
-		printf("%10s %10s %12s  %s\n", "TIME", c->poll ? "INCREASE" : "WRITES", "RATE/s", "VALUE");
+		printf("%9s  %10s %12s  %s\n", "TIME", c->poll ? "INCREASE" : "WRITES", "RATE/s", "VALUE");
 		fflush(stdout);
 	}
 }
@@ -706,81 +681,81 @@ static int load(struct watch_cmd *c)
 	return c->probe ? 0 : EXIT_FAIL;
 }
 
+/* After the summary: the watchpoints and the program go, then the rest. */
+static void cleanup(void *ctx)
+{
+	struct watch_cmd *c = ctx;
+
+	watch_probe_destroy(c->probe);
+	c->probe = NULL;
+	json_release(&c->j);
+	free(c->procs);
+	c->procs = NULL;
+	c->nprocs = 0;
+	hashmap_free(&c->proc_of_pid);
+	target_free(&c->t);
+}
+
 static int run(struct watch_cmd *c)
 {
-	enum runloop_event ev;
-	const char *end = "duration";
+	const struct frame_ops ops = {
+		.report = report,
+		.poll = poll_events,
+		.poll_ms = c->events ? 20 : 100,
+		.teardown = cleanup,
+		.teardown_what = "removing the watchpoints",
+	};
 
-	runloop_init(&c->rl, c->time.interval, c->time.duration);
+	/* Signal handlers before attaching: a Ctrl-C during the attach ends it cleanly. */
+	frame_start(&c->f);
 	if (!c->poll && watch_probe_attach(c->probe, c->loc.addr, c->loc.len, c->loc.mode) < 0) {
 		if (errno == ENOSPC)
 			hint("or count without traps: 'dbtap watch %s --mode poll' gives exact totals"
 			     " without attribution", c->what);
+		cleanup(c);
 		return EXIT_FAIL;
 	}
 	c->have_start = read_value(c, &c->value_start) == 0;
 	c->value_prev = c->value_start;
 	verbose("attached %.1f ms after start", (now_ns() - c->t0) / 1e6);
 	/* The clock starts once attached: rates cover the time the watchpoint was in place. */
-	runloop_init(&c->rl, c->time.interval, c->time.duration);
+	frame_start(&c->f);
 	announce(c);
-
-	for (;;) {
-		ev = runloop_wait(&c->rl, c->events ? 20 : 100, check, c);
-		if (ev != RUNLOOP_TICK)
-			break;
-		report_interval(c, runloop_elapsed(&c->rl));
-	}
-	if (ev == RUNLOOP_STOPPED)
-		end = "interrupted";
-	if (c->target_gone) {
-		end = "target exited";
-		if (c->t.kind == TARGET_PG)
-			fprintf(stderr, "the cluster stopped (postmaster %d exited) after %.1f s;"
-				" what was collected:\n", (int)c->t.pg.postmaster, runloop_total(&c->rl));
-		else
-			fprintf(stderr, "the target exited after %.1f s; what was collected:\n",
-				runloop_total(&c->rl));
-	}
-	report_summary(c, end);
-	fflush(stdout);
-	return EXIT_OK;
+	c->f.target = &c->t;
+	return frame_run(&c->f, &ops, c);
 }
 
 int cmd_watch(int argc, char **argv)
 {
-	struct watch_cmd c = { .preset = -1, .top = 10, .time.interval = 1 };
-	struct target_opts to = { 0 };
+	struct watch_cmd c = { .preset = -1, .top = 10, .f.time.interval = 1 };
 	int ret;
 
 	c.t0 = now_ns();
-	ret = parse_options(&c, &to, argc, argv);
-	if (ret)
-		return ret;
+	json_init(&c.j);
+	ret = parse_options(&c, argc, argv);
+	if (ret) {
+		json_release(&c.j);
+		return frame_status(ret);
+	}
 	c.preset = pg_counter_parse(c.what);
 	if (c.preset < 0 && watch_expr_parse(c.what, &c.expr) < 0)
 		return EXIT_USAGE;
-	if (!to.pg_set && !to.pids && !to.tid) {
+	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid) {
 		if (c.preset < 0) {
 			error("watch '%s' needs a target", c.what);
 			hint("--pg [DATADIR|PORT|PID] for a PostgreSQL cluster, -p PID for processes");
 			return EXIT_USAGE;
 		}
-		to.pg_set = true; /* xid and oid: the only cluster running here */
+		c.f.to.pg_set = true; /* xid and oid: the only cluster running here */
 	}
-	ret = target_resolve(&c.t, &to, true);
+	ret = target_resolve(&c.t, &c.f.to, true);
 	if (ret)
 		return ret;
-	json_init(&c.j);
 	ret = load(&c);
 	if (!ret)
 		ret = resolve(&c);
 	if (!ret)
-		ret = run(&c);
-	watch_probe_destroy(c.probe);
-	json_release(&c.j);
-	free(c.procs);
-	hashmap_free(&c.proc_of_pid);
-	target_free(&c.t);
+		return run(&c); /* the frame's teardown frees everything */
+	cleanup(&c);
 	return ret;
 }

@@ -18,10 +18,10 @@ test_expect_success 'a backend connecting after attach: N txid_current() = N wri
 pid = $pid
 txids = [int(x) for x in open(\"txids1\")]
 s = d
-assert s[\"summary\"] and s[\"end\"] == \"interrupted\", s
+assert s[\"report\"] == \"summary\" and s[\"end\"] == \"interrupted\", s
 assert s[\"total\"] == 40, s
-assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"count\": 40}], s
-ev = [l for l in lines if l.get(\"event\") == \"write\"]
+assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"user\": \"postgres\", \"database\": \"postgres\", \"writes\": 40}], s
+ev = [l for l in lines if l[\"report\"] == \"event\"]
 assert len(ev) == 40 and s[\"events\"] == 40 and s[\"dropped\"] == 0, (len(ev), s)
 assert all(e[\"pid\"] == pid for e in ev), ev
 vals = [e[\"value\"] for e in ev]
@@ -45,11 +45,12 @@ test_expect_success 'two backends at once: N and M writes, each to its own pid' 
 	json_py "
 a, b = int(open(\"pidA\").read()), int(open(\"pidB\").read())
 s = d
-per = {p[\"pid\"]: p[\"count\"] for p in s[\"processes\"]}
+per = {p[\"pid\"]: p[\"writes\"] for p in s[\"processes\"]}
 assert per == {a: 30, b: 55}, per
 assert s[\"total\"] == 85, s
-iv = [l for l in lines if \"writes\" in l]
-assert sum(l[\"writes\"] for l in iv) <= 85, iv
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+# the last, partial interval included: the intervals add up to the total
+assert sum(l[\"writes\"] for l in iv) == 85, iv
 assert all(t[\"type\"] == \"client backend\" for t in s[\"processes\"]), s
 " <w2.json
 '
@@ -65,10 +66,10 @@ test_expect_success 'twenty short-lived connections: two writes each, per pid' '
 	watch_stop &&
 	json_py "
 pids = sorted(int(open(\"short.%d\" % i).read()) for i in range(1, 21))
-per = {p[\"pid\"]: p[\"count\"] for p in d[\"processes\"]}
+per = {p[\"pid\"]: p[\"writes\"] for p in d[\"processes\"]}
 assert sorted(per) == pids and set(per.values()) == {2}, per
 assert d[\"total\"] == 40 and d[\"unattributed\"] == 0, d
-assert sum(l[\"writes\"] for l in lines if \"writes\" in l) <= 40
+assert sum(l[\"writes\"] for l in lines if l[\"report\"] == \"interval\") == 40
 " <w6.json
 '
 
@@ -98,7 +99,7 @@ for opt in -p -t; do
 		watch_stop &&
 		json_py "
 assert d[\"total\"] == 5 and d[\"ignored\"] == 3, d
-assert d[\"processes\"] == [{\"pid\": $(cat s.pid), \"type\": \"client backend\", \"count\": 5}], d
+assert d[\"processes\"] == [{\"pid\": $(cat s.pid), \"type\": \"client backend\", \"user\": \"postgres\", \"database\": \"postgres\", \"writes\": 5}], d
 " <ws.json
 	'
 done
@@ -109,7 +110,7 @@ test_expect_success 'text: writes the -p filter left out are reported, with a hi
 	xid_calls 3 other >/dev/null &&
 	touch s.go && wait $session_bg &&
 	watch_stop &&
-	test_grep "^xid: 2 writes" wt.txt &&
+	test_grep "^total over [0-9.]* s: xid: 2 writes" wt.txt &&
 	test_grep "^ignored: 3 writes by processes outside the target" wt.txt &&
 	test_grep "^hint: -p counts only the processes given" wt.txt.err
 '
@@ -123,7 +124,7 @@ test_expect_success 'pgbench -c 2 -t 40: one XID per transaction, 40 per connect
 	json_py "
 assert $n == 80, $n
 assert d[\"total\"] == $n, d
-assert sorted(p[\"count\"] for p in d[\"processes\"]) == [40, 40], d
+assert sorted(p[\"writes\"] for p in d[\"processes\"]) == [40, 40], d
 assert {p[\"type\"] for p in d[\"processes\"]} == {\"client backend\"}, d
 " <wb.json
 '
@@ -149,9 +150,27 @@ assert d[\"mode\"] == \"poll\" and d[\"processes\"] == [], d
 # nothing else assigns XIDs: the run saw exactly these 25 calls
 assert d[\"value_start\"] == t[0] and d[\"value\"] == t[-1] + 1, (d, t)
 assert d[\"total\"] == d[\"value\"] - d[\"value_start\"] == 25, d
-iv = [l for l in lines if \"writes\" in l]
-assert sum(l[\"writes\"] for l in iv) <= 25
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+assert sum(l[\"writes\"] for l in iv) == 25, iv
 " <w4.json
+'
+
+test_expect_success '--by user -i: every interval split by role, adding up to the XIDs it got' '
+	pg_sql "create role r2 login" &&
+	watch_start wu.json xid --pg="$PGDATA" -j --by user -i 0.1 &&
+	PGUSER=r2 xid_calls 7 >txidsu &&
+	xid_calls 4 >/dev/null &&
+	watch_stop &&
+	json_py "
+assert len(open(\"txidsu\").read().split()) == 7
+s = d
+assert s[\"users\"] == [{\"user\": \"postgres\", \"writes\": 4}, {\"user\": \"r2\", \"writes\": 7}] or \
+       s[\"users\"] == [{\"user\": \"r2\", \"writes\": 7}, {\"user\": \"postgres\", \"writes\": 4}], s
+assert s[\"users\"][0][\"user\"] == \"r2\", s     # most writes first
+iv = [l for l in lines if l[\"report\"] == \"interval\"]
+assert sum(u[\"writes\"] for l in iv for u in l[\"users\"] if u[\"user\"] == \"r2\") == 7, iv
+assert sum(l[\"writes\"] for l in iv) == s[\"total\"] == 11, (iv, s)
+" <wu.json
 '
 
 test_expect_success 'text output: header, interval lines and the summary' '
@@ -160,7 +179,8 @@ test_expect_success 'text output: header, interval lines and the summary' '
 	sleep 0.3 &&
 	watch_stop &&
 	test_grep "TIME *WRITES *RATE/s *VALUE" w5.txt &&
-	test_grep "^xid: 3 writes in" w5.txt &&
+	test_grep "^total over [0-9.]* s: xid: 3 writes (" w5.txt &&
+	test_grep "^ *[0-9]*\\.[0-9][0-9][0-9]  *[0-9]* *[0-9.]*  [0-9]*$" w5.txt &&
 	test_grep "$(cat pid5) client backend  *3$" w5.txt
 '
 

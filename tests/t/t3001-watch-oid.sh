@@ -39,7 +39,7 @@ assert consumed >= 6, consumed   # two tables: pg_class and two pg_type rows eac
 assert reset == 0 or $first == 16384
 s = d
 assert s[\"total\"] == consumed + reset, (s, consumed, reset)
-assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"count\": consumed + reset}], s
+assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"user\": \"postgres\", \"database\": \"postgres\", \"writes\": consumed + reset}], s
 " <o1.json
 '
 
@@ -58,7 +58,7 @@ pid, consumed = $(cat pid2), $consumed
 s = d
 assert consumed >= 10, consumed
 assert s[\"total\"] == consumed, (s, consumed)
-assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"count\": consumed}], s
+assert s[\"processes\"] == [{\"pid\": pid, \"type\": \"client backend\", \"user\": \"postgres\", \"database\": \"postgres\", \"writes\": consumed}], s
 # each write moved nextOid by one
 assert s[\"value\"] - s[\"value_start\"] == consumed, s
 " <o2.json
@@ -70,7 +70,7 @@ test_expect_success '--by type sums writers by backend type' '
 	watch_stop &&
 	json_py "
 s = d
-assert s[\"types\"] == [{\"type\": \"client backend\", \"count\": 6}], s
+assert s[\"types\"] == [{\"type\": \"client backend\", \"writes\": 6}], s
 assert len(s[\"processes\"]) == 2 and s[\"total\"] == 6, s
 " <o3.json
 '

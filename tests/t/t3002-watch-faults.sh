@@ -100,11 +100,11 @@ test_expect_success 'the cluster stops during a -d run: what was collected, exit
 	xid_calls 7 spid >/dev/null &&
 	pg_stop pg2 &&
 	watch_wait &&
-	test_grep "^the cluster stopped (postmaster $PG_PID exited)" s.json.err &&
+	test_grep "postmaster pid $PG_PID) exited; stopping" s.json.err &&
 	json_py "
-assert d[\"summary\"] and d[\"end\"] == \"target exited\", d
+assert d[\"report\"] == \"summary\" and d[\"end\"] == \"target exited\", d
 assert d[\"total\"] == 7 and d[\"processes\"][0][\"pid\"] == $(cat spid), d
-assert d[\"duration\"] < 30, d
+assert d[\"duration_s\"] < 30, d
 " <s.json &&
 	slots_free
 '
@@ -116,7 +116,7 @@ test_expect_success 'the -p process exits: summary, exit 0' '
 	watched_go wl2 &&
 	kill "$(cat wl2.pid)" &&
 	watch_wait &&
-	test_grep "^the target exited" p.json.err &&
+	test_grep "exited; stopping" p.json.err &&
 	json_py "assert d[\"end\"] == \"target exited\" and d[\"total\"] == 200, d" <p.json &&
 	slots_free
 '
@@ -124,7 +124,7 @@ test_expect_success 'the -p process exits: summary, exit 0' '
 test_expect_success 'SIGTERM: final summary, exit 0, slots free' '
 	watch_start t.json xid --pg="$PGDATA" -j &&
 	watch_stop TERM &&
-	json_py "assert d[\"summary\"] and d[\"end\"] == \"interrupted\"" <t.json &&
+	json_py "assert d[\"report\"] == \"summary\" and d[\"end\"] == \"interrupted\"" <t.json &&
 	slots_free
 '
 

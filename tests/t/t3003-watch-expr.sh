@@ -22,7 +22,7 @@ test_expect_success 'SYMBOL: every write of every thread, attributed to the proc
 	json_py "
 pid = $(cat a.pid)
 assert d[\"total\"] == 1500, d
-assert d[\"processes\"] == [{\"pid\": pid, \"type\": \"watched\", \"count\": 1500}], d
+assert d[\"processes\"] == [{\"pid\": pid, \"type\": \"watched\", \"user\": None, \"database\": None, \"writes\": 1500}], d
 assert d[\"len\"] == 8 and d[\"value\"] == 1500 and d[\"value_start\"] == 0, d
 " <a.json
 '
@@ -30,7 +30,7 @@ assert d[\"len\"] == 8 and d[\"value\"] == 1500 and d[\"value_start\"] == 0, d
 test_expect_success '--events: every value in order, read in the kernel after the write' '
 	run_expr b plain_counter 300 1 --events &&
 	json_py "
-ev = [l for l in lines if l.get(\"event\") == \"write\"]
+ev = [l for l in lines if l[\"report\"] == \"event\"]
 assert d[\"dropped\"] == 0 and d[\"events\"] == 300 and len(ev) == 300, (d, len(ev))
 assert [e[\"value\"] for e in ev] == list(range(1, 301))
 assert len({e[\"tid\"] for e in ev}) == 1 and ev[0][\"tid\"] != $(cat b.pid), ev[0]
@@ -42,7 +42,7 @@ assert len({e[\"tid\"] for e in ev}) == 1 and ev[0][\"tid\"] != $(cat b.pid), ev
 test_expect_success '--events with two threads: one event per write, from both threads' '
 	run_expr b2 plain_counter 300 2 --events &&
 	json_py "
-ev = [l for l in lines if l.get(\"event\") == \"write\"]
+ev = [l for l in lines if l[\"report\"] == \"event\"]
 assert d[\"dropped\"] == 0 and len(ev) == 600 and d[\"total\"] == 600, (d, len(ev))
 assert len({e[\"tid\"] for e in ev}) == 2
 assert max(e[\"value\"] for e in ev) == 600
@@ -52,7 +52,7 @@ assert max(e[\"value\"] for e in ev) == 600
 test_expect_success '--events with a small ring buffer: printed + dropped = every write' '
 	run_expr b3 plain_counter 100000 1 --events --buffer 4 &&
 	json_py "
-ev = [l for l in lines if l.get(\"event\") == \"write\"]
+ev = [l for l in lines if l[\"report\"] == \"event\"]
 assert d[\"total\"] == 100000, d
 assert d[\"dropped\"] > 0 and d[\"events\"] == len(ev), d
 assert len(ev) + d[\"dropped\"] == 100000, (len(ev), d)

@@ -32,7 +32,7 @@ test_expect_success 'watching cluster a: its writes counted, cluster b'"'"'s ign
 	json_py "
 s = d
 assert s[\"total\"] == 25, s
-assert s[\"processes\"] == [{\"pid\": $(cat pida), \"type\": \"client backend\", \"count\": 25}], s
+assert s[\"processes\"] == [{\"pid\": $(cat pida), \"type\": \"client backend\", \"user\": \"postgres\", \"database\": \"postgres\", \"writes\": 25}], s
 assert s[\"ignored\"] == 40, s
 " <w.json
 '
