@@ -232,4 +232,14 @@ assert get(\"dbtap_transactions_total\", cluster=\"$cluster\", database=\"bench\
 	serve_stop
 '
 
+test_expect_success 'docs/fleet.md: its recording rules and alerts pass promtool check rules' '
+	python3 -c "
+s = open(\"$TEST_ROOT/docs/fleet.md\").read()
+block = s[s.index(\"    groups:\"):s.index(\"promtool check rules\")]
+print(\"\\n\".join(l[4:] for l in block.split(\"\\n\") if l.startswith(\"    \") or not l))
+" >rules.yml &&
+	promtool check rules rules.yml >rules.out &&
+	test_grep "SUCCESS: 15 rules found" rules.out
+'
+
 test_done
