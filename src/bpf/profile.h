@@ -65,7 +65,8 @@ enum profile_stat {
 
 #endif
 
-#ifndef __bpf__
+#if !defined(__bpf__) && !defined(DBTAP_BPF_PROFILE_USER_H)
+#define DBTAP_BPF_PROFILE_USER_H
 #include <stdbool.h>
 
 #include "perf/event.h"

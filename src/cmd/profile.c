@@ -797,6 +797,9 @@ int cmd_profile(int argc, char **argv)
 	char evd[192];
 	int ret;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--timeline"))
+			return cmd_profile_timeline(argc, argv);
 	u64map_init(&c.prev);
 	ret = parse_options(&c, argc, argv);
 	if (ret)

@@ -14,6 +14,8 @@ static const struct pg_probes probes_current = {
 	.txn_abort = "transaction__abort",
 	.query_start = "query__start",
 	.query_done = "query__done",
+	.ckpt_start = "checkpoint__start",
+	.ckpt_done = "checkpoint__done",
 };
 
 const struct pg_probes *pg_probes_for(int major)

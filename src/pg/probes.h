@@ -13,6 +13,8 @@ struct pg_probes {
 	const char *txn_abort;   /* transaction__abort(LocalTransactionId) */
 	const char *query_start; /* query__start(const char *): simple protocol only */
 	const char *query_done;  /* query__done(const char *): not fired when it errors */
+	const char *ckpt_start;  /* checkpoint__start(int flags): in the checkpointer */
+	const char *ckpt_done;   /* checkpoint__done(int, int, int, int, int) */
 };
 
 /*

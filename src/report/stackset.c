@@ -104,6 +104,7 @@ int stack_set_add(struct stack_set *ss, const uint32_t *frames, int n, uint64_t 
 		if (e->n == (uint32_t)n && !memcmp(ss->frames + e->off, frames, n * sizeof(*frames))) {
 			e->count += count;
 			ss->total += count;
+			ss->last = *v;
 			return 0;
 		}
 	}
@@ -133,7 +134,7 @@ int stack_set_add(struct stack_set *ss, const uint32_t *frames, int n, uint64_t 
 		k = hash_u64(k + 1);
 	if (u64map_put(&ss->idx, k, ss->n) < 0)
 		return -1;
-	ss->n++;
+	ss->last = ss->n++;
 	ss->total += count;
 	return 0;
 }

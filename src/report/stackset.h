@@ -33,6 +33,7 @@ struct stack_set {
 	size_t n, cap;
 	struct u64map idx;    /* stack hash -> entry (probing on a mismatch) */
 	uint64_t total;       /* sum of counts */
+	size_t last;          /* the entry the latest stack_set_add() went to */
 };
 
 void stack_set_init(struct stack_set *ss);

@@ -1,0 +1,207 @@
+/* Loads pgmark.bpf.c onto the server's transaction, statement and checkpoint probes; hands on its records, reads its histograms. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/attach.h"
+#include "bpf/corebtf.h"
+#include "bpf/filter.h"
+#include "bpf/pgmark.h"
+#include "pg/probes.h"
+#include "target/probespec.h"
+#include "util/error.h"
+#include "pgmark.skel.h"
+
+struct pgmark_probe {
+	struct pgmark *skel;
+	struct bpf_link **links;
+	int nlinks;
+	struct ring_buffer *rb;
+	int ncpus;
+	void *percpu;
+	void (*fn)(const struct pgmark_rec *, const char *, void *);
+	void *arg;
+	int nrec;
+};
+
+void pgmark_probe_destroy(struct pgmark_probe *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	free(p->links);
+	ring_buffer__free(p->rb);
+	pgmark__destroy(p->skel);
+	free(p->percpu);
+	free(p);
+}
+
+static int on_rec(void *ctx, void *data, size_t len)
+{
+	struct pgmark_probe *p = ctx;
+	const struct pgmark_rec *r = data;
+	char text[PGMARK_TEXT_LEN];
+
+	if (len < sizeof(*r) || r->kind == 0 || r->kind >= PGMARK_KINDS)
+		return 0;
+	text[0] = '\0';
+	if (r->kind == PGMARK_QUERY_START && len >= sizeof(struct pgmark_text_rec)) {
+		/* what the server passed: bounded and terminated here, whatever the kernel copied */
+		memcpy(text, ((const struct pgmark_text_rec *)data)->text, sizeof(text));
+		text[sizeof(text) - 1] = '\0';
+	}
+	p->nrec++;
+	if (p->fn)
+		p->fn(r, text, p->arg);
+	return 0;
+}
+
+/* One probe of the server binary, resolved and attached with kind as its cookie. */
+static int attach_one(struct pgmark_probe *p, const struct pgmark_probe_opts *o,
+		      const char *provider, const char *name, enum pgmark_kind kind)
+{
+	char text[512];
+	struct probespec s = {
+		.kind = PROBE_USDT,
+		.binary = (char *)o->binary,
+		.provider = (char *)provider,
+		.name = (char *)name,
+		.text = text,
+	};
+	struct probe_list l = { 0 };
+	bool query = kind == PGMARK_QUERY_START;
+	int rc;
+
+	snprintf(text, sizeof(text), "usdt:%s:%s:%s", o->binary, provider, name);
+	rc = probespec_resolve(&s, o->binary, 1, &l);
+	if (rc)
+		return rc;
+	for (int i = 0; i < l.n && rc == 0; i++)
+		if (probe_attach(p->skel->progs.mark_uprobe,
+				 query ? p->skel->progs.query_start : p->skel->progs.mark_usdt,
+				 &l.p[i], attach_pid(o->target), kind, query, &p->links,
+				 &p->nlinks) < 0)
+			rc = EXIT_FAIL;
+	probe_list_free(&l);
+	return rc;
+}
+
+int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts *o)
+{
+	const struct pg_probes *names = pg_probes_for(o->major);
+	struct pgmark_probe *p;
+	int err, rc = EXIT_FAIL;
+
+	*out = NULL;
+	if (!names) {
+		error("PostgreSQL %d is older than any version dbtap knows the probes of", o->major);
+		hint("dbtap knows PostgreSQL 9 and later");
+		return EXIT_FAIL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error("out of memory"), EXIT_FAIL;
+	p->ncpus = libbpf_num_possible_cpus();
+	p->percpu = calloc(p->ncpus, sizeof(struct pgmark_hist));
+	p->skel = pgmark__open_opts(core_btf_open_opts());
+	if (!p->percpu || !p->skel) {
+		error_errno("cannot open the pgmark BPF program");
+		hint("'dbtap doctor' checks BPF support; run as root");
+		goto fail;
+	}
+	TARGET_FILTER_RODATA(p->skel, o->target);
+	p->skel->rodata->want_records = o->records;
+	if (!o->records)
+		bpf_map__set_max_entries(p->skel->maps.ring, 4096);
+	err = pgmark__load(p->skel);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the pgmark BPF program");
+		hint("run as root; 'dbtap -v ...' shows the verifier's log");
+		goto fail;
+	}
+	if (target_filter_fill(bpf_map__fd(p->skel->maps.filter_pids), o->target) < 0) {
+		error("cannot fill the process filter");
+		hint("the filter holds 1024 pids");
+		goto fail;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
+	if (!p->rb) {
+		error_errno("cannot open the pgmark ring buffer");
+		goto fail;
+	}
+	/* Ends before starts: a start alone would leave open spans with nothing to close them. */
+	struct { const char *name; enum pgmark_kind kind; bool stmt; } at[] = {
+		{ names->txn_commit, PGMARK_TXN_COMMIT, false },
+		{ names->txn_abort, PGMARK_TXN_ABORT, false },
+		{ names->txn_start, PGMARK_TXN_START, false },
+		{ names->query_done, PGMARK_QUERY_DONE, true },
+		{ names->query_start, PGMARK_QUERY_START, true },
+		{ names->ckpt_done, PGMARK_CKPT_DONE, false },
+		{ names->ckpt_start, PGMARK_CKPT_START, false },
+	};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (at[i].stmt && !o->statements)
+			continue;
+		rc = attach_one(p, o, names->provider, at[i].name, at[i].kind);
+		if (rc)
+			goto fail;
+	}
+	*out = p;
+	return EXIT_OK;
+fail:
+	pgmark_probe_destroy(p);
+	return rc ? rc : EXIT_FAIL;
+}
+
+int pgmark_probe_consume(struct pgmark_probe *p,
+			 void (*fn)(const struct pgmark_rec *r, const char *text, void *arg),
+			 void *arg)
+{
+	p->fn = fn;
+	p->arg = arg;
+	p->nrec = 0;
+	if (ring_buffer__consume(p->rb) < 0)
+		return -1;
+	return p->nrec;
+}
+
+static int read_hist(struct pgmark_probe *p, __u32 which, struct hist *h)
+{
+	hist_reset(h);
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.hists), &which, p->percpu) < 0)
+		return -1;
+	for (int c = 0; c < p->ncpus; c++) {
+		const struct pgmark_hist *ph = (const struct pgmark_hist *)p->percpu + c;
+		h->count += ph->count;
+		h->sum += ph->sum_ns;
+		for (unsigned i = 0; i < LL_BUCKETS; i++)
+			h->counts[i] += ph->ll[i];
+	}
+	return 0;
+}
+
+int pgmark_probe_read(struct pgmark_probe *p, struct pgmark_totals *t)
+{
+	__u64 v[256];
+
+	memset(t->stats, 0, sizeof(t->stats));
+	for (__u32 i = 0; i < PGMARK_ST_MAX; i++) {
+		if (p->ncpus > 256 || bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stats), &i, v) < 0)
+			return -1;
+		for (int c = 0; c < p->ncpus; c++)
+			t->stats[i] += v[c];
+	}
+	if (read_hist(p, 0, &t->txn) < 0 || read_hist(p, 1, &t->stmt) < 0)
+		return -1;
+	return 0;
+}
+
+int pgmark_probe_nlinks(const struct pgmark_probe *p)
+{
+	return p->nlinks;
+}

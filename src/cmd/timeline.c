@@ -1,0 +1,373 @@
+/* dbtap profile --timeline: every sample with its time and thread, PostgreSQL's transactions, statements and checkpoints, as text, JSON, SVG or a Firefox Profiler file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf/pgmark.h"
+#include "cmd/frame.h"
+#include "cmd/timeline.h"
+#include "perf/event.h"
+#include "perf/sample.h"
+#include "profile/engine.h"
+#include "profile/timeline.h"
+#include "util/error.h"
+
+#define DEFAULT_HZ 99
+#define DEFAULT_TOP 20
+#define DEFAULT_MEM (256u << 20)
+
+enum { OPT_TOP = FRAME_KEY_LONG, OPT_TIMELINE, OPT_NO_STMTS, OPT_CELLS };
+
+static const struct frame_opt tl_opts[] = {
+	{ "timeline", OPT_TIMELINE, no_argument, NULL, "this view (the word that selects it)" },
+	FRAME_OPTS_TARGET,
+	{ "all", 'a', no_argument, NULL, "every process on the machine" },
+	{ "freq", 'F', required_argument, "HZ", "samples per second per CPU (default 99)" },
+	FRAME_OPT_DURATION,
+	{ "top", OPT_TOP, required_argument, "N", "rows shown: the N busiest threads (default 20)" },
+	{ "cells", OPT_CELLS, required_argument, "N",
+	  "time slices of the JSON rows (default 60)" },
+	{ "no-statements", OPT_NO_STMTS, no_argument, NULL,
+	  "--pg: transactions and checkpoints only, no statement markers" },
+	{ "output", 'o', required_argument, "FILE",
+	  "FILE.svg: the timeline drawn; FILE.json.gz (or .json): the\n"
+	  "Firefox Profiler's format (profiler.firefox.com, Perfetto)" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd tl_frame = {
+	.name = "profile --timeline",
+	.about =
+		"Samples on-CPU stacks like dbtap profile, but keeps every sample with its time\n"
+		"and thread, and with --pg the transactions, statements and checkpoints of each\n"
+		"backend from the server's USDT probes. Shows one row per thread over time: a\n"
+		"cell's shade is the share of that slice the thread spent on CPU.\n",
+	.examples =
+		"  dbtap profile --timeline --pg -d 10               text, the busiest backends\n"
+		"  dbtap profile --timeline --pg -d 10 -o tl.svg     drawn, hover for stacks\n"
+		"  dbtap profile --timeline -p 1234 -d 5 -o p.json.gz for profiler.firefox.com\n",
+	.opts = tl_opts,
+};
+
+struct tl_cmd {
+	struct frame f;
+	struct target t;
+	bool all, no_stmts;
+	long hz;
+	int top, cells;
+	const char *out;
+	struct perf_event_desc ev;
+	struct prof_engine *e;
+	struct pgmark_probe *pm;
+	struct timeline tl;
+	uint64_t start_ns;
+	double start_realtime_s;
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct tl_cmd *c = ctx;
+	char *end;
+
+	switch (key) {
+	case OPT_TIMELINE:
+		return 0;
+	case 'a':
+		c->all = true;
+		return 0;
+	case OPT_NO_STMTS:
+		c->no_stmts = true;
+		return 0;
+	case 'F':
+		errno = 0;
+		c->hz = strtol(arg, &end, 10);
+		if (!*arg || *end || errno || c->hz < 1 || c->hz > sample_max_rate() - 1) {
+			error("bad -F '%s'", arg);
+			hint("samples per second per CPU, from 1 to %lld; 99 costs little",
+			     (long long)sample_max_rate() - 1);
+			return -1;
+		}
+		return 0;
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "threads");
+	case OPT_CELLS:
+		if (top_opt(&c->cells, arg, "time slices") < 0)
+			return -1;
+		if (c->cells > 10000) {
+			error("bad --cells '%s'", arg);
+			hint("from 1 to 10000 time slices");
+			return -1;
+		}
+		return 0;
+	case 'o':
+		if (!tl_output_kind(arg)) {
+			error("cannot tell what to write to '%s'", arg);
+			hint("-o FILE.svg draws the timeline, -o FILE.json.gz writes the Firefox "
+			     "Profiler's format");
+			return -1;
+		}
+		c->out = arg;
+		return 0;
+	}
+	return -1;
+}
+
+enum tl_output tl_output_kind(const char *path)
+{
+	size_t l = strlen(path);
+
+	if (l > 4 && !strcmp(path + l - 4, ".svg"))
+		return TL_OUT_SVG;
+	if (l > 8 && !strcmp(path + l - 8, ".json.gz"))
+		return TL_OUT_GECKO_GZ;
+	if (l > 5 && !strcmp(path + l - 5, ".json"))
+		return TL_OUT_GECKO;
+	return TL_OUT_NONE;
+}
+
+int tl_write_file(const struct tl_model *m, const char *path, int top, double start_realtime_s)
+{
+	char tmp[4096];
+	enum tl_output k = tl_output_kind(path);
+	FILE *f = NULL;
+	int r;
+
+	/* written beside, renamed when whole: a reader never sees half a file */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		error("file name '%s' is too long", path);
+		return -1;
+	}
+	if (k == TL_OUT_GECKO_GZ) {
+		r = tl_write_gecko_gz(m, tmp, start_realtime_s);
+	} else {
+		f = fopen(tmp, "w");
+		if (!f) {
+			error_errno("cannot write '%s'", path);
+			hint("check that the directory exists and is writable");
+			return -1;
+		}
+		r = k == TL_OUT_SVG ? tl_write_svg(m, f, top) : tl_write_gecko(m, f, start_realtime_s);
+		if (fclose(f) != 0)
+			r = -1;
+	}
+	if (r < 0 || rename(tmp, path) < 0) {
+		error_errno("cannot write '%s'", path);
+		hint("check that the directory exists and has free space");
+		remove(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+void tl_json_rows(struct json *j, const struct tl_model *m, int top, int ncells)
+{
+	uint32_t *cells = calloc(ncells, sizeof(*cells));
+	size_t n = m->nrows;
+
+	if (top > 0 && n > (size_t)top)
+		n = top;
+	json_double(j, "t0_s", m->t0_s);
+	json_double(j, "t1_s", m->t1_s);
+	json_int(j, "cells", ncells);
+	json_double(j, "cell_s", (m->t1_s - m->t0_s) / ncells);
+	json_array_begin(j, "threads");
+	for (size_t i = 0; i < n && cells; i++) {
+		const struct tl_row *r = &m->rows[i];
+		json_object_begin(j, NULL);
+		json_int(j, "pid", r->pid);
+		json_int(j, "tid", r->tid);
+		json_str(j, "type", r->type);
+		json_str(j, "name", r->name);
+		json_uint(j, "samples", r->nticks);
+		tl_row_cells(m, r, ncells, cells);
+		json_array_begin(j, "cell_samples");
+		for (int c = 0; c < ncells; c++)
+			json_uint(j, NULL, cells[c]);
+		json_array_end(j);
+		json_array_begin(j, "spans");
+		for (size_t k = 0; k < r->nmarks; k++) {
+			const struct tl_mark *mk = &r->marks[k];
+			json_object_begin(j, NULL);
+			json_str(j, "kind", mk->kind == TL_TXN ? "transaction" :
+				 mk->kind == TL_STMT ? "statement" : "checkpoint");
+			json_double(j, "start_s", mk->t0_s);
+			json_double(j, "end_s", mk->t1_s);
+			if (mk->kind == TL_TXN)
+				json_bool(j, "aborted", mk->flags & TL_ABORTED);
+			if (mk->kind == TL_STMT)
+				json_str(j, "query", mk->text);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	free(cells);
+}
+
+static void on_sample(const struct profile_rec *r, void *arg)
+{
+	timeline_add_sample(arg, r);
+}
+
+static void on_mark(const struct pgmark_rec *r, const char *text, void *arg)
+{
+	timeline_add_mark(arg, r, text);
+}
+
+static bool poll(void *ctx)
+{
+	struct tl_cmd *c = ctx;
+
+	prof_engine_poll(c->e, on_sample, &c->tl);
+	if (c->pm)
+		pgmark_probe_consume(c->pm, on_mark, &c->tl);
+	return true;
+}
+
+static void report(void *ctx, const struct frame_report *fr)
+{
+	struct tl_cmd *c = ctx;
+	struct tl_model m;
+	struct prof_stats st = { 0 };
+	struct profile_counts pc = { 0 };
+	struct pgmark_totals pt;
+	char sub[512];
+	uint64_t ring_lost = 0, mark_lost = 0;
+
+	poll(c);
+	if (prof_engine_read(c->e, &pc) == 0) {
+		ring_lost = pc.stats[PROFILE_ST_RING_FULL];
+		prof_engine_stats(&pc, &st);
+		profile_counts_free(&pc);
+	}
+	if (c->pm && pgmark_probe_read(c->pm, &pt) == 0)
+		mark_lost = pt.stats[PGMARK_ST_RING_FULL];
+	snprintf(sub, sizeof(sub), "%s, cpu-clock at %ld Hz, %.1f s", target_describe(&c->t), c->hz,
+		 fr->span_s);
+	struct tl_build b = {
+		.t0_ns = c->start_ns,
+		.t1_ns = c->start_ns + (uint64_t)(fr->span_s * 1e9),
+		.start_ns = c->start_ns,
+		.hz = c->hz,
+		.by = c->t.kind == TARGET_PG ? PROF_BY_PID : PROF_BY_THREAD,
+		.title = "dbtap timeline",
+		.subtitle = sub,
+	};
+	struct prof_stats bst = { 0 };
+	if (timeline_build(&c->tl, c->e, &b, &m, &bst) < 0) {
+		error("out of memory building the timeline");
+		tl_model_free(&m);
+		return;
+	}
+	if (c->out)
+		tl_write_file(&m, c->out, c->top, c->start_realtime_s);
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		frame_json_begin(&j, fr);
+		json_str(&j, "view", "timeline");
+		json_int(&j, "frequency_hz", c->hz);
+		json_double(&j, "start_realtime_s", c->start_realtime_s);
+		json_double(&j, "start_monotonic_s", c->start_ns / 1e9);
+		json_uint(&j, "samples", m.samples);
+		json_object_begin(&j, "lost");
+		json_uint(&j, "ring_full", ring_lost);
+		json_uint(&j, "kept_full", c->tl.samples.dropped);
+		json_uint(&j, "marks_ring_full", mark_lost);
+		json_uint(&j, "marks_kept_full", m.marks_lost);
+		json_uint(&j, "stack_map_full", st.lost_stacks);
+		json_object_end(&j);
+		tl_json_rows(&j, &m, c->top, c->cells ? c->cells : 60);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+	} else {
+		tl_write_text(&m, stdout, c->top ? c->top : DEFAULT_TOP, 100);
+		if (ring_lost || mark_lost || c->tl.samples.dropped || m.marks_lost || st.lost_stacks)
+			printf("lost: %" PRIu64 " samples (ring full), %" PRIu64 " (stack map full), %"
+			       PRIu64 " markers (ring full), %" PRIu64 " kept ones pushed out\n",
+			       ring_lost, st.lost_stacks, mark_lost, c->tl.samples.dropped + m.marks_lost);
+		if (c->t.kind != TARGET_NONE && !strcmp(fr->end, "target exited"))
+			printf("the target exited during the profile\n");
+	}
+	fflush(stdout);
+	tl_model_free(&m);
+}
+
+static void teardown(void *ctx)
+{
+	struct tl_cmd *c = ctx;
+
+	pgmark_probe_destroy(c->pm);
+	prof_engine_free(c->e);
+	timeline_free(&c->tl);
+	target_free(&c->t);
+}
+
+int cmd_profile_timeline(int argc, char **argv)
+{
+	struct tl_cmd c = { .hz = DEFAULT_HZ };
+	const struct frame_ops ops = {
+		.report = report,
+		.poll = poll,
+		.poll_ms = 100,
+		.teardown = teardown,
+		.teardown_what = "detaching the profile probes",
+	};
+	struct timespec rt;
+	int ret;
+
+	ret = frame_parse(&c.f, &tl_frame, argc, argv, on_opt, &c);
+	if (ret)
+		return frame_status(ret);
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		hint("profile --timeline takes options only; see 'dbtap profile --timeline --help'");
+		return EXIT_USAGE;
+	}
+	if (c.all && (c.f.to.pg_set || c.f.to.pids || c.f.to.tid)) {
+		error("-a and a target together");
+		hint("-a samples every process; --pg, -p or -t only those");
+		return EXIT_USAGE;
+	}
+	if (!c.all && !c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid) {
+		error("profile --timeline needs a target");
+		hint("--pg (the only cluster), --pg DATADIR, -p PID, -t TID, or -a for every process");
+		return EXIT_USAGE;
+	}
+	if (perf_event_parse("cpu-clock", &c.ev) < 0)
+		return EXIT_FAIL;
+	c.ev.attr.sample_period = 1000000000ull / c.hz;
+	ret = target_resolve(&c.t, &c.f.to, !c.all);
+	if (ret)
+		return ret;
+	if (timeline_init(&c.tl, DEFAULT_MEM, 0.25) < 0) {
+		error("out of memory");
+		target_free(&c.t);
+		return EXIT_FAIL;
+	}
+	struct profile_opts o = { .t = &c.t, .ev = &c.ev, .user = true, .kernel = true, .ring = true };
+	ret = prof_engine_open(&c.e, &c.t, &o);
+	if (!ret && c.t.kind == TARGET_PG) {
+		struct pgmark_probe_opts po = { .target = &c.t, .binary = c.t.pg.binary,
+						.major = c.t.pg.major, .statements = !c.no_stmts,
+						.records = true };
+		ret = pgmark_probe_open(&c.pm, &po);
+	}
+	if (ret) {
+		teardown(&c);
+		return ret;
+	}
+	c.f.target = c.t.kind == TARGET_NONE ? NULL : &c.t;
+	frame_start(&c.f);
+	c.start_ns = c.f.rl.start_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	c.start_realtime_s = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - c.start_ns) / 1e9;
+	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s; Ctrl-C to stop\n",
+		target_describe(&c.t), c.hz, c.pm ? ", transactions, statements, checkpoints" : "");
+	return frame_run(&c.f, &ops, &c);
+}

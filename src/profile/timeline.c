@@ -1,0 +1,350 @@
+/* Samples and PostgreSQL spans kept in fixed rings for the timeline and the recorder, and the model of a window built from them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg/probes.h"
+#include "profile/timeline.h"
+#include "util/hashtab.h"
+
+static int ring_init(struct tl_ring *r, size_t esz, size_t cap)
+{
+	memset(r, 0, sizeof(*r));
+	r->esz = esz;
+	r->cap = cap;
+	r->v = cap ? calloc(cap, esz) : NULL;
+	return cap && !r->v ? -1 : 0;
+}
+
+static void *ring_at(const struct tl_ring *r, size_t i)
+{
+	return r->v + ((r->head + i) % r->cap) * r->esz;
+}
+
+static void ring_push(struct tl_ring *r, const void *e)
+{
+	if (!r->cap) {
+		r->dropped++;
+		return;
+	}
+	if (r->n == r->cap) {
+		r->head = (r->head + 1) % r->cap;
+		r->n--;
+		r->dropped++;
+	}
+	memcpy(r->v + ((r->head + r->n) % r->cap) * r->esz, e, r->esz);
+	r->n++;
+}
+
+int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share)
+{
+	size_t s_bytes = (size_t)(max_bytes * sample_share), rest = max_bytes - s_bytes;
+	size_t open_bytes = TL_OPEN_SLOTS * sizeof(struct tl_open);
+
+	memset(tl, 0, sizeof(*tl));
+	u64map_init(&tl->text_idx);
+	rest = rest > open_bytes ? rest - open_bytes : 0;
+	/* texts: an eighth, at least 64 slots; checkpoints: a few hundred spans are days of them */
+	tl->ntexts = rest / 8 / TL_TEXT_LEN;
+	if (tl->ntexts < 64)
+		tl->ntexts = 64;
+	if (ring_init(&tl->samples, sizeof(struct tl_sample), s_bytes / sizeof(struct tl_sample)) ||
+	    ring_init(&tl->spans[TL_STMT], sizeof(struct tl_span), rest / 2 / sizeof(struct tl_span)) ||
+	    ring_init(&tl->spans[TL_TXN], sizeof(struct tl_span), rest * 3 / 8 / sizeof(struct tl_span)) ||
+	    ring_init(&tl->spans[TL_CKPT], sizeof(struct tl_span), 512))
+		goto fail;
+	tl->texts = calloc(tl->ntexts, TL_TEXT_LEN + 1);
+	tl->open = calloc(TL_OPEN_SLOTS, sizeof(*tl->open));
+	if (!tl->texts || !tl->open)
+		goto fail;
+	tl->bytes = tl->samples.cap * tl->samples.esz + open_bytes + tl->ntexts * (TL_TEXT_LEN + 1);
+	for (int k = 0; k < TL_MARK_KINDS; k++)
+		tl->bytes += tl->spans[k].cap * tl->spans[k].esz;
+	return 0;
+fail:
+	timeline_free(tl);
+	return -1;
+}
+
+void timeline_free(struct timeline *tl)
+{
+	free(tl->samples.v);
+	for (int k = 0; k < TL_MARK_KINDS; k++)
+		free(tl->spans[k].v);
+	free(tl->texts);
+	free(tl->open);
+	u64map_free(&tl->text_idx);
+	memset(tl, 0, sizeof(*tl));
+}
+
+void timeline_add_sample(struct timeline *tl, const struct profile_rec *r)
+{
+	struct tl_sample s = { .t_ns = r->time_ns, .pid = r->pid, .tid = r->tid,
+			       .ustack = r->ustack, .kstack = r->kstack };
+
+	tl->samples_seen++;
+	ring_push(&tl->samples, &s);
+}
+
+/* The byte after a text slot says whether the slot is in use (1) or free (0). */
+static char *text_slot(const struct timeline *tl, uint32_t i)
+{
+	return tl->texts + (size_t)i * (TL_TEXT_LEN + 1);
+}
+
+/* Frees the slots no kept or open statement refers to; the index is rebuilt. */
+static void texts_compact(struct timeline *tl)
+{
+	const struct tl_ring *r = &tl->spans[TL_STMT];
+
+	for (uint32_t i = 0; i < tl->ntexts; i++)
+		text_slot(tl, i)[TL_TEXT_LEN] = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct tl_span *s = ring_at(r, i);
+		if (s->text < tl->ntexts)
+			text_slot(tl, s->text)[TL_TEXT_LEN] = 1;
+	}
+	for (int i = 0; i < TL_OPEN_SLOTS; i++)
+		if (tl->open[i].stmt_t0 && tl->open[i].text < tl->ntexts)
+			text_slot(tl, tl->open[i].text)[TL_TEXT_LEN] = 1;
+	u64map_free(&tl->text_idx);
+	u64map_init(&tl->text_idx);
+	tl->used_texts = 0;
+	for (uint32_t i = 0; i < tl->ntexts; i++) {
+		char *t = text_slot(tl, i);
+		if (!t[TL_TEXT_LEN])
+			continue;
+		tl->used_texts++;
+		u64map_put(&tl->text_idx, hash_bytes(t, strlen(t), 5), i);
+	}
+}
+
+/* The slot of a normalized text, added when new; UINT32_MAX when no slot is free. */
+static uint32_t text_intern(struct timeline *tl, const char *raw)
+{
+	char norm[TL_TEXT_LEN];
+	uint64_t h, *v;
+
+	pg_normalize_query(raw, norm, sizeof(norm));
+	h = hash_bytes(norm, strlen(norm), 5);
+	v = u64map_get(&tl->text_idx, h);
+	if (v && !strcmp(text_slot(tl, *v), norm))
+		return (uint32_t)*v;
+	if (tl->used_texts == tl->ntexts)
+		texts_compact(tl);
+	for (uint32_t i = 0; i < tl->ntexts; i++) {
+		char *t = text_slot(tl, i);
+		if (t[TL_TEXT_LEN])
+			continue;
+		memcpy(t, norm, sizeof(norm));
+		t[TL_TEXT_LEN - 1] = '\0';
+		t[TL_TEXT_LEN] = 1;
+		tl->used_texts++;
+		/* two texts with one hash: the later one is found by a scan never; it keeps its slot */
+		if (!v)
+			u64map_put(&tl->text_idx, h, i);
+		return i;
+	}
+	tl->texts_lost++;
+	return UINT32_MAX;
+}
+
+static struct tl_open *open_of(struct timeline *tl, uint32_t pid, uint32_t tid, bool create)
+{
+	struct tl_open *o = &tl->open[hash_u64(tid) % TL_OPEN_SLOTS];
+
+	if (o->tid == tid && o->pid == pid)
+		return o;
+	if (!create)
+		return NULL;
+	if (o->txn_t0 || o->stmt_t0)
+		tl->open_lost++;
+	*o = (struct tl_open){ .tid = tid, .pid = pid, .text = UINT32_MAX };
+	return o;
+}
+
+static void span_push(struct timeline *tl, enum tl_mark_kind k, const struct tl_open *o, uint64_t t0,
+		      uint64_t t1, uint8_t flags, uint32_t text)
+{
+	struct tl_span s = { .t0_ns = t0, .t1_ns = t1, .pid = o->pid, .tid = o->tid, .kind = k,
+			     .flags = flags, .text = text };
+
+	ring_push(&tl->spans[k], &s);
+}
+
+void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const char *text)
+{
+	struct tl_open *o;
+
+	tl->marks_seen++;
+	switch (r->kind) {
+	case PGMARK_TXN_START:
+		o = open_of(tl, r->pid, r->tid, true);
+		o->txn_t0 = r->time_ns;
+		break;
+	case PGMARK_TXN_COMMIT:
+	case PGMARK_TXN_ABORT:
+		o = open_of(tl, r->pid, r->tid, false);
+		if (o && o->txn_t0) {
+			span_push(tl, TL_TXN, o, o->txn_t0, r->time_ns,
+				  r->kind == PGMARK_TXN_ABORT ? TL_ABORTED : 0, UINT32_MAX);
+			o->txn_t0 = 0;
+		}
+		/* an abort also ends the statement that failed: query__done never comes */
+		if (o && r->kind == PGMARK_TXN_ABORT && o->stmt_t0) {
+			span_push(tl, TL_STMT, o, o->stmt_t0, r->time_ns, TL_ABORTED, o->text);
+			o->stmt_t0 = 0;
+		}
+		break;
+	case PGMARK_QUERY_START:
+		o = open_of(tl, r->pid, r->tid, true);
+		o->stmt_t0 = r->time_ns;
+		o->text = text_intern(tl, text);
+		break;
+	case PGMARK_QUERY_DONE:
+		o = open_of(tl, r->pid, r->tid, false);
+		if (o && o->stmt_t0) {
+			span_push(tl, TL_STMT, o, o->stmt_t0, r->time_ns, 0, o->text);
+			o->stmt_t0 = 0;
+		}
+		break;
+	case PGMARK_CKPT_START:
+		o = open_of(tl, r->pid, r->tid, true);
+		/* the checkpointer runs no transactions: its slot holds the checkpoint */
+		o->txn_t0 = r->time_ns;
+		o->stmt_t0 = 0;
+		break;
+	case PGMARK_CKPT_DONE:
+		o = open_of(tl, r->pid, r->tid, false);
+		if (o && o->txn_t0) {
+			span_push(tl, TL_CKPT, o, o->txn_t0, r->time_ns, 0, UINT32_MAX);
+			o->txn_t0 = 0;
+		}
+		break;
+	}
+}
+
+void timeline_expire(struct timeline *tl, uint64_t t_ns)
+{
+	while (tl->samples.n && ((struct tl_sample *)ring_at(&tl->samples, 0))->t_ns < t_ns) {
+		tl->samples.head = (tl->samples.head + 1) % tl->samples.cap;
+		tl->samples.n--;
+	}
+	for (int k = 0; k < TL_MARK_KINDS; k++) {
+		struct tl_ring *r = &tl->spans[k];
+		while (r->n && ((struct tl_span *)ring_at(r, 0))->t1_ns < t_ns) {
+			r->head = (r->head + 1) % r->cap;
+			r->n--;
+		}
+	}
+}
+
+struct builder {
+	struct tl_model *m;
+	struct prof_engine *e;
+	const struct tl_build *b;
+	struct u64map rows;   /* (pid << 32 | tid) -> row index */
+	struct u64map stacks; /* hash of (pid, tid, stacks) -> stack entry */
+};
+
+static double secs(const struct tl_build *b, uint64_t ns)
+{
+	return ns >= b->start_ns ? (ns - b->start_ns) / 1e9 : -((b->start_ns - ns) / 1e9);
+}
+
+static struct tl_row *row_of(struct builder *bd, uint32_t pid, uint32_t tid)
+{
+	struct tl_model *m = bd->m;
+	uint64_t key = (uint64_t)pid << 32 | tid, *v = u64map_get(&bd->rows, key);
+	struct tl_row *r;
+
+	if (v)
+		return &m->rows[*v];
+	if (m->nrows % 64 == 0) {
+		struct tl_row *nr = realloc(m->rows, (m->nrows + 64) * sizeof(*nr));
+		if (!nr)
+			return NULL;
+		m->rows = nr;
+	}
+	r = &m->rows[m->nrows];
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	r->tid = tid;
+	snprintf(r->label, sizeof(r->label), "%s", prof_engine_group(bd->e, pid, tid, bd->b->by));
+	snprintf(r->type, sizeof(r->type), "%s", prof_engine_label(bd->e, pid));
+	/* the thread's name: the thread group label is "NAME TID" */
+	const char *g = prof_engine_group(bd->e, pid, tid, PROF_BY_THREAD), *sp = strrchr(g, ' ');
+	snprintf(r->name, sizeof(r->name), "%.*s", sp ? (int)(sp - g) : (int)strlen(g), g);
+	if (u64map_put(&bd->rows, key, m->nrows) < 0)
+		return NULL;
+	m->nrows++;
+	return r;
+}
+
+int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_build *b,
+		   struct tl_model *m, struct prof_stats *st)
+{
+	struct builder bd = { .m = m, .e = e, .b = b };
+	int rc = -1;
+
+	tl_model_init(m);
+	m->t0_s = secs(b, b->t0_ns);
+	m->t1_s = secs(b, b->t1_ns);
+	m->hz = b->hz;
+	m->title = b->title;
+	m->subtitle = b->subtitle;
+	m->lost = tl->samples.dropped;
+	u64map_init(&bd.rows);
+	u64map_init(&bd.stacks);
+	for (size_t i = 0; i < tl->samples.n; i++) {
+		const struct tl_sample *s = ring_at(&tl->samples, i);
+		if (s->t_ns < b->t0_ns || s->t_ns >= b->t1_ns)
+			continue;
+		struct profile_key k = { .pid = s->pid, .tid = s->tid, .ustack = s->ustack,
+					 .kstack = s->kstack };
+		uint64_t h = hash_bytes(&k, sizeof(k), 17), *v = u64map_get(&bd.stacks, h);
+		struct tl_row *r = row_of(&bd, s->pid, s->tid);
+		if (!r)
+			goto out;
+		if (!v) {
+			if (prof_engine_add(e, &k, 1, b->by, &m->ss, st) < 0)
+				goto out;
+			u64map_put(&bd.stacks, h, m->ss.last);
+			v = u64map_get(&bd.stacks, h);
+		}
+		if (tl_row_tick(r, secs(b, s->t_ns), (uint32_t)*v) < 0)
+			goto out;
+		m->samples++;
+	}
+	for (int k = 0; k < TL_MARK_KINDS; k++) {
+		const struct tl_ring *ring = &tl->spans[k];
+		m->marks_lost += ring->dropped;
+		for (size_t i = 0; i < ring->n; i++) {
+			const struct tl_span *s = ring_at(ring, i);
+			if (s->t1_ns < b->t0_ns || s->t0_ns >= b->t1_ns)
+				continue;
+			struct tl_row *r = row_of(&bd, s->pid, s->tid);
+			struct tl_mark mk = { .t0_s = secs(b, s->t0_ns), .t1_s = secs(b, s->t1_ns),
+					      .kind = s->kind, .flags = s->flags,
+					      .text = s->text < tl->ntexts ? text_slot(tl, s->text) : NULL };
+			if (!r || tl_row_mark(r, &mk) < 0)
+				goto out;
+		}
+	}
+	/* what is still open at the window's end is drawn up to it */
+	for (int i = 0; i < TL_OPEN_SLOTS; i++) {
+		const struct tl_open *o = &tl->open[i];
+		if (!o->txn_t0 || o->txn_t0 >= b->t1_ns)
+			continue;
+		struct tl_row *r = row_of(&bd, o->pid, o->tid);
+		struct tl_mark mk = { .t0_s = secs(b, o->txn_t0 < b->t0_ns ? b->t0_ns : o->txn_t0),
+				      .t1_s = m->t1_s, .kind = TL_TXN };
+		if (!r || tl_row_mark(r, &mk) < 0)
+			goto out;
+	}
+	tl_model_sort(m);
+	rc = 0;
+out:
+	u64map_free(&bd.rows);
+	u64map_free(&bd.stacks);
+	return rc;
+}

@@ -1,0 +1,106 @@
+/*
+ * A target for dbtap profile --timeline with a known timeline: N threads (named
+ * "phase-0", "phase-1"...) are on CPU together for BUSY seconds, off CPU for IDLE
+ * seconds, on CPU again for BUSY seconds; a barrier lines their phases up. Prints
+ * each thread's tid and every phase with its CLOCK_MONOTONIC times, so a test can
+ * place them on the timeline.
+ *
+ *   tlphases [-n THREADS] [-b BUSY] [-i IDLE]
+ *     prints "ready PID", waits for SIGUSR1, runs the phases, prints "done", exits.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+static double busy_s = 1, idle_s = 1;
+static pthread_barrier_t bar;
+static volatile unsigned long sink;
+
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void spin(double until)
+{
+	while (mono() < until)
+		for (int i = 0; i < 10000; i++)
+			sink += i;
+}
+
+static void *run(void *arg)
+{
+	long n = (long)arg;
+	char name[16];
+
+	snprintf(name, sizeof(name), "phase-%ld", n);
+	pthread_setname_np(pthread_self(), name);
+	printf("thread %s %ld\n", name, (long)syscall(SYS_gettid));
+	fflush(stdout);
+	pthread_barrier_wait(&bar);
+	/* every thread takes the phase times from one shared start, so they line up */
+	static double t0;
+	if (n == 0)
+		t0 = mono();
+	pthread_barrier_wait(&bar);
+	spin(t0 + busy_s);
+	struct timespec d = { (time_t)idle_s, (long)((idle_s - (time_t)idle_s) * 1e9) };
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &d, NULL);
+	spin(t0 + 2 * busy_s + idle_s);
+	if (n == 0) {
+		printf("phase busy %.6f %.6f\nphase idle %.6f %.6f\nphase busy %.6f %.6f\n", t0,
+		       t0 + busy_s, t0 + busy_s, t0 + busy_s + idle_s, t0 + busy_s + idle_s,
+		       t0 + 2 * busy_s + idle_s);
+		fflush(stdout);
+	}
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, n = 2;
+	sigset_t set;
+
+	while ((opt = getopt(argc, argv, "n:b:i:")) != -1) {
+		if (opt == 'n')
+			n = atoi(optarg);
+		else if (opt == 'b')
+			busy_s = atof(optarg);
+		else if (opt == 'i')
+			idle_s = atof(optarg);
+		else
+			return 2;
+	}
+	if (n < 1 || n > 64)
+		return 2;
+	signal(SIGUSR1, on_usr1);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	pthread_barrier_init(&bar, NULL, n);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	int sig;
+	sigwait(&set, &sig);
+	pthread_t *th = calloc(n, sizeof(*th));
+	for (long i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, run, (void *)i);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	printf("done\n");
+	fflush(stdout);
+	return 0;
+}
