@@ -382,8 +382,7 @@ int pgbench_compare(const struct pgbench_opts *o)
 		if (global.json) {
 			struct json j;
 			json_init(&j);
-			json_object_begin(&j, NULL);
-			json_str(&j, "type", "pgbench");
+			json_report_begin(&j, "row", runloop_total(&rl));
 			json_str(&j, "tracer", tracers[i].name);
 			json_bool(&j, "available", row->available);
 			if (!row->available) {
@@ -413,6 +412,19 @@ int pgbench_compare(const struct pgbench_opts *o)
 	}
 	if (interrupted && !global.json)
 		printf("interrupted: the figures cover the runs that finished\n");
+	if (global.json && rc == EXIT_OK) {
+		struct json j;
+		double t = runloop_total(&rl);
+		json_init(&j);
+		json_report_begin(&j, "summary", t);
+		json_double(&j, "duration_s", round(t * 1e6) / 1e6);
+		json_str(&j, "end", interrupted ? "interrupted" : "duration");
+		json_int(&j, "clients", o->clients);
+		json_int(&j, "repeats", o->repeats);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+	}
 
 	unlink(script);
 	rmdir(dir);

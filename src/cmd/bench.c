@@ -11,6 +11,7 @@
 #include "bench/pgbench.h"
 #include "bench/run.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "target/elf.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -19,46 +20,67 @@
 
 #define MAX_ROWS 64
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap bench [MECHANISM...] [-d SECS] [-r REPEATS] [--threads N]\n"
-		"                   [--workload trig|math] [--vs-bpftrace] [--quick] [-j]\n"
-		"       dbtap bench pgbench [--pg TARGET] [-d SECS] [-r REPEATS] [-c CLIENTS] [-j]\n\n"
-		"Measures what one probe hit costs here: a child process calls a site with a\n"
-		"known first instruction in a loop and counts its calls; each mechanism is\n"
-		"attached with dbtap's counting handler and with an empty BPF program (the floor),\n"
-		"and the handler's count must equal the workload's own count.\n\n"
-		"mechanisms (default: all; --workload math: uprobe-nop, uprobe-mov, watchpoint):\n");
-	for (int i = 0; i < bench_nmechs; i++)
-		fprintf(f, "  %-16s %s\n", bench_mechs[i].name, bench_mechs[i].what);
-	fprintf(f,
-		"\noptions:\n"
-		"  -d, --duration SECS   length of one run (default 0.3)\n"
-		"  -r, --repeats N       runs per mechanism; median and spread over them (default 5)\n"
-		"      --threads N       workload threads calling the site (default 1)\n"
-		"      --workload W      trig: call the site in a tight loop (default);\n"
-		"                        math: 500 sin/cos/sqrt iterations, then one call\n"
-		"      --vs-bpftrace     also count each site with bpftrace, side by side\n"
-		"      --quick           -d 0.1 -r 1 (checks every attach path in seconds)\n"
-		"  -j, --json            one JSON object per row, then the answer\n\n"
-		"pgbench: pgbench TPS on a cluster untraced, then with 'dbtap tps' and\n"
-		"'dbtap watch xid' (trap and poll) attached (see docs/bench.md).\n\n"
-		"examples:\n"
-		"  dbtap bench                          every mechanism, 5 x 0.3 s each\n"
-		"  dbtap bench uprobe-nop watchpoint    two mechanisms against the baseline\n"
-		"  dbtap bench --workload math          the overhead blog's loop: loss in %%\n"
-		"  dbtap bench --vs-bpftrace uprobe-nop dbtap's handler beside bpftrace's\n");
-}
-
 struct opts {
+	struct frame f; /* the clock of every line's time_s, --pg */
 	double duration;
 	int repeats;
 	int threads;
 	enum bench_workload workload;
 	bool vs_bpftrace;
-	bool duration_set, repeats_set;
+	bool duration_set, repeats_set, quick;
+	struct pgbench_opts pg;
 };
+
+enum { OPT_THREADS = FRAME_KEY_LONG, OPT_WORKLOAD, OPT_VS_BPFTRACE, OPT_QUICK };
+
+static const struct frame_opt bench_opts[] = {
+	FRAME_OPT_PG,
+	{ "duration", 'd', required_argument, "SECS",
+	  "length of one run (default 0.3; pgbench: 5)" },
+	{ "repeats", 'r', required_argument, "N",
+	  "runs per mechanism; median and spread over them (default 5)" },
+	{ "threads", OPT_THREADS, required_argument, "N", "workload threads calling the site (default 1)" },
+	{ "workload", OPT_WORKLOAD, required_argument, "trig|math",
+	  "trig: call the site in a tight loop (default);\n"
+	  "math: 500 sin/cos/sqrt iterations, then one call" },
+	{ "vs-bpftrace", OPT_VS_BPFTRACE, no_argument, NULL, "also count each site with bpftrace, side by side" },
+	{ "quick", OPT_QUICK, no_argument, NULL, "-d 0.1 -r 1 (checks every attach path in seconds)" },
+	{ "clients", 'c', required_argument, "N", "pgbench: client connections (default 4)" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+/* The mechanism list is the table's own: --help shows what bench_mechs holds. */
+static char about[4096];
+
+static const struct frame_cmd bench_frame = {
+	.name = "bench",
+	.args = "[MECHANISM...]",
+	.more = "dbtap bench pgbench [--pg [TARGET]] [-d SECS] [-r REPEATS] [-c CLIENTS] [-j]",
+	.about = about,
+	.examples =
+		"  dbtap bench                          every mechanism, 5 x 0.3 s each\n"
+		"  dbtap bench uprobe-nop watchpoint    two mechanisms against the baseline\n"
+		"  dbtap bench --workload math          the overhead blog's loop: loss in %\n"
+		"  dbtap bench --vs-bpftrace uprobe-nop dbtap's handler beside bpftrace's\n"
+		"  dbtap bench pgbench --pg /var/lib/postgresql/15/main\n",
+	.opts = bench_opts,
+};
+
+static void about_fill(void)
+{
+	int n = snprintf(about, sizeof(about),
+		"Measures what one probe hit costs here: a child process calls a site with a\n"
+		"known first instruction in a loop and counts its calls; each mechanism is\n"
+		"attached with dbtap's counting handler and with an empty BPF program (the floor),\n"
+		"and the handler's count must equal the workload's own count.\n\n"
+		"pgbench: pgbench TPS on a cluster untraced, then with 'dbtap tps' and\n"
+		"'dbtap watch xid' (trap and poll) attached (see docs/bench.md).\n\n"
+		"mechanisms (default: all; --workload math: uprobe-nop, uprobe-mov, watchpoint):\n");
+	for (int i = 0; i < bench_nmechs && n > 0 && (size_t)n < sizeof(about); i++)
+		n += snprintf(about + n, sizeof(about) - n, "  %-16s %s\n", bench_mechs[i].name,
+			      bench_mechs[i].what);
+}
 
 /* A bad value on the command line: error naming it, the hint, exit 2. */
 static int bad_value(const char *what, const char *arg, const char *expect)
@@ -106,12 +128,11 @@ static void print_config(const struct opts *o, const char *btver)
 	if (global.json) {
 		struct json j;
 		json_init(&j);
-		json_object_begin(&j, NULL);
-		json_str(&j, "type", "config");
+		frame_json_begin_kind(&j, "config", frame_time_s(&o->f));
 		json_str(&j, "workload", o->workload == WORKLOAD_MATH ? "math" : "trig");
 		json_int(&j, "threads", o->threads);
 		json_int(&j, "repeats", o->repeats);
-		json_double(&j, "duration_s", o->duration);
+		json_double(&j, "run_s", o->duration);
 		json_str(&j, "kernel", u.release);
 		json_str(&j, "arch", u.machine);
 		json_int(&j, "cpus", ncpu);
@@ -134,8 +155,7 @@ static void print_row_json(const struct bench_row *rows, int n, const struct ben
 	struct json j;
 
 	json_init(&j);
-	json_object_begin(&j, NULL);
-	json_str(&j, "type", "row");
+	frame_json_begin_kind(&j, "row", frame_time_s(&o->f));
 	json_str(&j, "mechanism", r->mech->name);
 	json_str(&j, "program", bench_prog_name(r->prog));
 	json_str(&j, "what", r->mech->what);
@@ -268,9 +288,14 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 
 	if (global.json) {
 		struct json j;
+		struct frame_report r = {
+			.kind = FRAME_SUMMARY,
+			.time_s = frame_time_s(&o->f),
+			.span_s = frame_time_s(&o->f),
+			.end = interrupted ? "interrupted" : "duration",
+		};
 		json_init(&j);
-		json_object_begin(&j, NULL);
-		json_str(&j, "type", "answer");
+		frame_json_begin(&j, &r);
 		const struct bench_row *pick[] = { c, u, w, s };
 		const char *key[] = { "call", "write_uprobe", "write_watchpoint", "write_on_store" };
 		for (int i = 0; i < 4; i++) {
@@ -289,7 +314,6 @@ static void print_answer(const struct bench_row *rows, int n, const struct bench
 			json_object_end(&j);
 		}
 		json_int(&j, "mismatches", mismatches);
-		json_bool(&j, "interrupted", interrupted);
 		json_object_end(&j);
 		json_flush_line(&j, stdout);
 		json_release(&j);
@@ -337,7 +361,6 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 {
 	struct bench_row rows[MAX_ROWS];
 	struct bench_env env;
-	struct runloop rl;
 	int nrows = 0, rc = EXIT_OK, mismatches = 0;
 	bool selected[64] = { false }, interrupted = false;
 	char btver[64] = "";
@@ -358,7 +381,6 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 	/* Every figure is also given over the baseline, so it always runs. */
 	selected[0] = true;
 
-	runloop_init(&rl, 0, 0);
 	if (bench_env_init(&env, o->workload, o->threads, o->duration))
 		return EXIT_FAIL;
 	if (o->vs_bpftrace) {
@@ -457,90 +479,82 @@ static int run_table(struct opts *o, char **mechs, int nmechs)
 	return rc;
 }
 
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (key) {
+	case 'd':
+		o->duration = parse_seconds(arg);
+		if (o->duration < 0.01 || o->duration > 3600)
+			return bad_value("duration", arg, "seconds from 0.01 to 3600, e.g. 0.5"), -1;
+		o->duration_set = true;
+		o->pg.duration = o->duration;
+		return 0;
+	case 'r':
+		if (parse_int(arg, 1, 1000, &o->repeats))
+			return bad_value("repeat count", arg, "a whole number from 1 to 1000"), -1;
+		o->repeats_set = true;
+		return 0;
+	case OPT_THREADS:
+		if (parse_int(arg, 1, BENCH_MAX_THREADS, &o->threads))
+			return bad_value("thread count", arg, "a whole number from 1 to 64"), -1;
+		return 0;
+	case OPT_WORKLOAD:
+		if (!strcmp(arg, "trig"))
+			o->workload = WORKLOAD_TRIG;
+		else if (!strcmp(arg, "math"))
+			o->workload = WORKLOAD_MATH;
+		else
+			return bad_value("workload", arg, "trig or math"), -1;
+		return 0;
+	case OPT_VS_BPFTRACE:
+		o->vs_bpftrace = true;
+		return 0;
+	case OPT_QUICK:
+		o->quick = true;
+		return 0;
+	case 'c':
+		if (parse_int(arg, 1, 1000, &o->pg.clients))
+			return bad_value("client count", arg, "a whole number from 1 to 1000"), -1;
+		return 0;
+	}
+	return -1;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		{ "duration", required_argument, NULL, 'd' },
-		{ "repeats", required_argument, NULL, 'r' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "workload", required_argument, NULL, 'W' },
-		{ "vs-bpftrace", no_argument, NULL, 'B' },
-		{ "quick", no_argument, NULL, 'Q' },
-		{ "clients", required_argument, NULL, 'c' },
-		TARGET_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct opts o = { .duration = 0.3, .repeats = 5, .threads = 1, .workload = WORKLOAD_TRIG };
-	struct pgbench_opts pg = { .duration = 5, .clients = 4 };
-	bool quick = false;
-	int opt;
+	struct opts o = { .duration = 0.3, .repeats = 5, .threads = 1, .workload = WORKLOAD_TRIG,
+			  .pg = { .duration = 5, .clients = 4 } };
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "d:r:c:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		switch (opt) {
-		case 'd':
-			o.duration = parse_seconds(optarg);
-			if (o.duration < 0.01 || o.duration > 3600)
-				return bad_value("duration", optarg, "seconds from 0.01 to 3600, e.g. 0.5");
-			o.duration_set = true;
-			pg.duration = o.duration;
-			break;
-		case 'r':
-			if (parse_int(optarg, 1, 1000, &o.repeats))
-				return bad_value("repeat count", optarg, "a whole number from 1 to 1000");
-			o.repeats_set = true;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, BENCH_MAX_THREADS, &o.threads))
-				return bad_value("thread count", optarg, "a whole number from 1 to 64");
-			break;
-		case 'W':
-			if (!strcmp(optarg, "trig"))
-				o.workload = WORKLOAD_TRIG;
-			else if (!strcmp(optarg, "math"))
-				o.workload = WORKLOAD_MATH;
-			else
-				return bad_value("workload", optarg, "trig or math");
-			break;
-		case 'B':
-			o.vs_bpftrace = true;
-			break;
-		case 'Q':
-			quick = true;
-			break;
-		case 'c':
-			if (parse_int(optarg, 1, 1000, &pg.clients))
-				return bad_value("client count", optarg, "a whole number from 1 to 1000");
-			break;
-		case 'P':
-			pg.pg_set = true;
-			pg.pg = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			return cmd_bad_option("bench", opt, argv);
-		}
-	}
-	if (quick) {
+	about_fill();
+	ret = frame_parse(&o.f, &bench_frame, argc, argv, on_opt, &o);
+	if (ret)
+		return frame_status(ret);
+	/* every line's time_s counts from here; Ctrl-C ends a run with what was measured */
+	frame_start(&o.f);
+	if (o.quick) {
 		if (!o.duration_set)
 			o.duration = 0.1;
 		if (!o.repeats_set)
 			o.repeats = 1;
 	}
-	if (optind < argc && !strcmp(argv[optind], "pgbench")) {
+	bool pgbench = optind < argc && !strcmp(argv[optind], "pgbench");
+	if (o.f.to.pg_set && !pgbench) {
+		error("--pg is for 'dbtap bench pgbench': the mechanism table measures its own workload");
+		hint("dbtap bench pgbench --pg %s", o.f.to.pg ? o.f.to.pg : "DATADIR");
+		return EXIT_USAGE;
+	}
+	if (pgbench) {
 		if (optind + 1 < argc)
 			return bad_value("argument", argv[optind + 1], "'dbtap bench pgbench' takes no mechanism");
-		if (!o.duration_set && quick)
-			pg.duration = 1;
-		pg.repeats = o.repeats_set ? o.repeats : 1;
-		return pgbench_compare(&pg);
+		if (!o.duration_set && o.quick)
+			o.pg.duration = 1;
+		o.pg.repeats = o.repeats_set ? o.repeats : 1;
+		o.pg.pg_set = o.f.to.pg_set;
+		o.pg.pg = o.f.to.pg;
+		return pgbench_compare(&o.pg);
 	}
 	return run_table(&o, argv + optind, argc - optind);
 }

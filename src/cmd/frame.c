@@ -311,9 +311,7 @@ static double round_us(double s)
 
 void frame_json_begin_kind(struct json *j, const char *report, double time_s)
 {
-	json_object_begin(j, NULL);
-	json_str(j, "report", report);
-	json_double(j, "time_s", round_us(time_s));
+	json_report_begin(j, report, time_s);
 }
 
 void frame_json_begin(struct json *j, const struct frame_report *r)

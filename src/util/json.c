@@ -146,6 +146,14 @@ void json_double(struct json *j, const char *key, double val)
 	strbuf_addstr(&j->sb, buf);
 }
 
+void json_report_begin(struct json *j, const char *report, double time_s)
+{
+	json_object_begin(j, NULL);
+	json_str(j, "report", report);
+	/* microseconds: the precision docs/json.md promises */
+	json_double(j, "time_s", round(time_s * 1e6) / 1e6);
+}
+
 void json_bool(struct json *j, const char *key, bool val)
 {
 	start_value(j, key);

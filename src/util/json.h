@@ -43,6 +43,13 @@ void json_format_double(char *buf, size_t len, double val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
 
+/*
+ * Begins a report line with the envelope of docs/json.md: "report" (its kind) and
+ * "time_s" (seconds since the command started, rounded to the microsecond). The
+ * tracing commands go through cmd/frame.h, which adds interval_s / duration_s.
+ */
+void json_report_begin(struct json *j, const char *report, double time_s);
+
 /* Writes the finished object and a newline to f, then resets for the next line. */
 void json_flush_line(struct json *j, FILE *f);
 

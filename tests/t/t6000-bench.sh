@@ -9,20 +9,25 @@ cat >check_rows.py <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 cfg = lines[0]
-assert cfg["type"] == "config", cfg
-assert set(cfg) == {"type", "workload", "threads", "repeats", "duration_s", "kernel", "arch",
-                    "cpus", "bpftrace"}, cfg
-rows = [l for l in lines if l["type"] == "row"]
+assert cfg["report"] == "config", cfg
+assert set(cfg) == {"report", "time_s", "workload", "threads", "repeats", "run_s", "kernel",
+                    "arch", "cpus", "bpftrace"}, cfg
+rows = [l for l in lines if l["report"] == "row"]
+assert len(rows) == len(lines) - 2, lines
+# time_s counts from the start, in order
+assert [l["time_s"] for l in lines] == sorted(l["time_s"] for l in lines), lines
 ans = lines[-1]
-assert ans["type"] == "answer" and ans["mismatches"] == 0 and not ans["interrupted"], ans
-assert set(ans) == {"type", "call", "write_uprobe", "write_watchpoint", "write_on_store",
-                    "mismatches", "interrupted"}, ans
-row_keys = {"type", "mechanism", "program", "what", "available", "samples", "events_per_sec",
+assert ans["report"] == "summary" and ans["mismatches"] == 0 and ans["end"] == "duration", ans
+assert ans["duration_s"] == ans["time_s"] >= rows[-1]["time_s"], ans
+assert set(ans) == {"report", "time_s", "duration_s", "end", "call", "write_uprobe",
+                    "write_watchpoint", "write_on_store", "mismatches"}, ans
+row_keys = {"report", "time_s", "mechanism", "program", "what", "available", "samples", "events_per_sec",
             "wall_events_per_sec",
             "ns_per_event", "ns_over_baseline", "spread_pct", "iterations", "count", "verified"}
 for r in rows:
     if not r["available"]:
-        assert set(r) == {"type", "mechanism", "program", "what", "available", "reason"}, r
+        assert set(r) == {"report", "time_s", "mechanism", "program", "what", "available",
+                          "reason"}, r
         assert r["reason"], r
         continue
     prog_keys = {"prog_ns", "prog_runs", "prog_iterations", "prog_verified"}
@@ -80,7 +85,7 @@ for r in rows:
 
 test_expect_success 'the answer names verified rows of this run' '
 	json_py "
-rows = {(r[\"mechanism\"], r[\"program\"]): r for r in lines if r[\"type\"] == \"row\"}
+rows = {(r[\"mechanism\"], r[\"program\"]): r for r in lines if r[\"report\"] == \"row\"}
 a = d
 for k in (\"call\", \"write_uprobe\", \"write_on_store\"):
     v = a[k]
@@ -286,7 +291,7 @@ test_expect_success 'Ctrl-C mid run: the workload is reaped, nothing stays attac
 	wait $pid &&
 	test_must_fail kill -0 $child 2>/dev/null &&
 	test_must_fail pgrep -P $pid &&
-	json_py "assert d[\"type\"] == \"answer\" and d[\"interrupted\"] is True, d" <int.json &&
+	json_py "assert d[\"report\"] == \"summary\" and d[\"end\"] == \"interrupted\", d" <int.json &&
 	slots_back $before
 '
 
