@@ -12,6 +12,7 @@
 
 #include "bpf/features.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "perf/probe.h"
 #include "pg/cluster.h"
 #include "target/elf.h"
@@ -412,12 +413,13 @@ static void print_text(const struct report *r, int machine_checks)
 }
 
 static void print_json(const struct report *r, const struct machine *m,
-		       const struct target_info *ti)
+		       const struct target_info *ti, double secs)
 {
+	struct frame_report fr = { FRAME_SUMMARY, secs, secs, "duration" };
 	struct json j;
 
 	json_init(&j);
-	json_object_begin(&j, NULL);
+	frame_json_begin(&j, &fr);
 	json_str(&j, "kernel", m->uts.release);
 	json_str(&j, "arch", m->uts.machine);
 	json_str(&j, "libbpf", m->bpf.libbpf);
@@ -485,65 +487,48 @@ static void print_json(const struct report *r, const struct machine *m,
 	json_release(&j);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap doctor [--pg [DATADIR|PORT|PID] | -p PID | -t TID] [-j] [-v]\n\n"
+static const struct frame_opt doctor_opts[] = {
+	FRAME_OPTS_TARGET,
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd doctor_frame = {
+	.name = "doctor",
+	.about =
 		"Checks what this machine allows (privileges, BTF, BPF programs, ring buffers,\n"
 		"uprobes and USDT semaphores, the optimized nop5 uprobe path, hardware\n"
 		"breakpoint slots, PMU and software counters, perf_event_paranoid, lockdown),\n"
 		"each by trying it, and with a target what its binary offers (build-id, symbol\n"
 		"source, DWARF, USDT probes, PostgreSQL version). Each check is OK or NOT\n"
-		"AVAILABLE with a hint. Nothing stays attached.\n\n"
-		"options:\n"
-		"  --pg [TARGET]   a PostgreSQL cluster: data directory, port or postmaster pid\n"
-		"                  (alone: the only cluster running)\n"
-		"  -p PID          a process\n"
-		"  -t TID          a thread\n"
-		"  -j, --json      one JSON object with stable keys (hw_breakpoint_slots,\n"
-		"                  pmu_hw_counters, bpf, uprobe, ... and \"checks\")\n"
-		"  -h, --help      this text\n\n"
-		"examples:\n"
+		"AVAILABLE with a hint. Nothing stays attached. -j prints one JSON object with\n"
+		"stable keys (hw_breakpoint_slots, pmu_hw_counters, bpf, uprobe, ... and \"checks\").\n",
+	.examples =
 		"  dbtap doctor                  can this machine trace at all?\n"
 		"  dbtap doctor --pg             and the only PostgreSQL cluster running here\n"
-		"  dbtap doctor -p 1234 -j       a process, as JSON\n");
-}
+		"  dbtap doctor -p 1234 -j       a process, as JSON\n",
+	.opts = doctor_opts,
+};
 
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct target_opts to = { 0 };
+	struct frame f = { 0 };
 	struct target t;
 	struct target_info ti;
 	struct machine m;
 	struct report r = { .n = 0 };
-	int opt, ret, machine_checks;
+	uint64_t t0 = now_ns();
+	int ret, machine_checks;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "p:t:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		if (target_opt(&to, opt, argc, argv))
-			continue;
-		if (opt == 'h') {
-			usage(stdout);
-			return EXIT_OK;
-		}
-		return cmd_bad_option("doctor", opt, argv);
-	}
+	ret = frame_parse(&f, &doctor_frame, argc, argv, NULL, NULL);
+	if (ret)
+		return frame_status(ret);
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("name a target with --pg TARGET, -p PID or -t TID");
 		return EXIT_USAGE;
 	}
-	ret = target_resolve(&t, &to, false);
+	ret = target_resolve(&t, &f.to, false);
 	if (ret)
 		return ret;
 
@@ -552,7 +537,7 @@ int cmd_doctor(int argc, char **argv)
 	if (t.kind != TARGET_NONE)
 		probe_target(&t, &ti, &r);
 	if (global.json)
-		print_json(&r, &m, t.kind != TARGET_NONE ? &ti : NULL);
+		print_json(&r, &m, t.kind != TARGET_NONE ? &ti : NULL, (now_ns() - t0) / 1e9);
 	else
 		print_text(&r, machine_checks);
 	target_free(&t);

@@ -52,10 +52,10 @@ struct frame_opt {
 	  "every process of a cluster, later backends included: a data\n" \
 	  "directory, a port or a postmaster pid (alone: the only cluster)", FRAME_OPT_TARGET }
 #define FRAME_OPT_PID \
-	{ NULL, 'p', required_argument, "PID[,PID]", "those processes and all their threads", \
+	{ "pid", 'p', required_argument, "PID[,PID]", "those processes and all their threads", \
 	  FRAME_OPT_TARGET }
 #define FRAME_OPT_TID \
-	{ NULL, 't', required_argument, "TID", "one thread", FRAME_OPT_TARGET }
+	{ "tid", 't', required_argument, "TID", "one thread", FRAME_OPT_TARGET }
 #define FRAME_OPT_INTERVAL \
 	{ "interval", 'i', required_argument, "SECS", \
 	  "a report every SECS (default: only the summary; 0: the same)", FRAME_OPT_TIME }

@@ -6,28 +6,57 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/cluster.h"
 #include "util/error.h"
 #include "util/json.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap pg [--pg [DATADIR|PORT|PID]] [-j] [-v]\n\n"
+enum { OPT_PG = FRAME_KEY_LONG };
+
+/* --pg here selects a cluster to describe, not processes to trace: its own row. */
+static const struct frame_opt pg_opts[] = {
+	{ "pg", OPT_PG, optional_argument, "TARGET",
+	  "only this cluster: a data directory, a port or a postmaster\n"
+	  "pid (alone: the only cluster running)" },
+	FRAME_OPT_JSON,
+	{ "verbose", 'v', no_argument, NULL, "full process titles", FRAME_OPT_GLOBAL },
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd pg_frame = {
+	.name = "pg",
+	.about =
 		"Lists the PostgreSQL clusters running on this machine without connecting to\n"
 		"them: postmaster pid, server binary and version, data directory, port, socket\n"
 		"directory, state (from DATADIR/postmaster.pid), and every process of each\n"
-		"cluster with the backend type pg_stat_activity would report for it.\n\n"
-		"options:\n"
-		"  --pg [TARGET]   only this cluster: a data directory, a port or a postmaster\n"
-		"                  pid (alone: the only cluster running)\n"
-		"  -j, --json      one JSON object per cluster (NDJSON)\n"
-		"  -v, --verbose   full process titles\n"
-		"  -h, --help      this text\n\n"
-		"examples:\n"
+		"cluster with the backend type pg_stat_activity would report for it.\n"
+		"-j prints one JSON object per cluster.\n",
+	.examples =
 		"  dbtap pg                          every cluster and its processes\n"
 		"  dbtap pg --pg /var/lib/postgresql/15/main\n"
-		"  dbtap pg -j | jq '.processes[] | select(.type == \"client backend\")'\n");
+		"  dbtap pg -j | jq '.processes[] | select(.type == \"client backend\")'\n",
+	.opts = pg_opts,
+};
+
+struct pg_args {
+	const char *spec;
+	bool one;
+	int argc;
+	char **argv;
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct pg_args *a = ctx;
+
+	if (key != OPT_PG)
+		return -1;
+	a->one = true;
+	a->spec = arg;
+	/* "--pg DIR" as well as "--pg=DIR": the value is optional. */
+	if (!a->spec && optind < a->argc && a->argv[optind][0] != '-')
+		a->spec = a->argv[optind++];
+	return 0;
 }
 
 static const char *state_of(const struct pg_cluster *c)
@@ -37,12 +66,14 @@ static const char *state_of(const struct pg_cluster *c)
 	return c->pidfile.status[0] ? c->pidfile.status : "running";
 }
 
+static uint64_t start_ns;
+
 static void print_json(const struct pg_cluster *c)
 {
 	struct json j;
 
 	json_init(&j);
-	json_object_begin(&j, NULL);
+	json_report_begin(&j, "cluster", (now_ns() - start_ns) / 1e9);
 	json_int(&j, "postmaster", c->postmaster);
 	json_str(&j, "binary", c->binary);
 	json_int(&j, "major", c->major);
@@ -67,10 +98,8 @@ static void print_json(const struct pg_cluster *c)
 		json_object_begin(&j, NULL);
 		json_int(&j, "pid", p->pid);
 		json_str(&j, "type", p->type);
-		if (p->user[0])
-			json_str(&j, "user", p->user);
-		if (p->database[0])
-			json_str(&j, "database", p->database);
+		json_str(&j, "user", p->user[0] ? p->user : NULL);
+		json_str(&j, "database", p->database[0] ? p->database : NULL);
 		if (p->host[0])
 			json_str(&j, "host", p->host);
 		if (p->activity[0])
@@ -131,35 +160,16 @@ static void print_text(const struct pg_cluster *c, bool first)
 
 int cmd_pg(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		{ "pg", optional_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *spec = NULL;
-	bool one = false;
-	int opt;
+	struct frame f = { 0 };
+	struct pg_args a = { .argc = argc, .argv = argv };
+	int ret;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		switch (opt) {
-		case 'P':
-			one = true;
-			spec = optarg;
-			/* "--pg DIR" as well as "--pg=DIR": the value is optional. */
-			if (!spec && optind < argc && argv[optind][0] != '-')
-				spec = argv[optind++];
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			return cmd_bad_option("pg", opt, argv);
-		}
-	}
+	start_ns = now_ns();
+	ret = frame_parse(&f, &pg_frame, argc, argv, on_opt, &a);
+	if (ret)
+		return frame_status(ret);
+	const char *spec = a.spec;
+	bool one = a.one;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("dbtap pg takes no arguments; select one cluster with --pg TARGET");
