@@ -60,6 +60,8 @@ static int attach_events(struct profile_probe *p, const struct perf_event_desc *
 		perf_event_strerror(ev, err, reason, sizeof(reason), h, sizeof(h));
 		error("cannot sample on '%s': %s", ev->name, reason);
 		hint("%s", h);
+		if (ev->hardware)
+			hint("without -e, profile samples on cpu-clock, which needs no PMU");
 		return -1;
 	}
 	p->links = calloc(p->events.n, sizeof(*p->links));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/tracepoint.h"
 #include "cmd/cmd.h"
@@ -200,6 +201,18 @@ static int parse_options(struct profile_cmd *c, int argc, char **argv)
 		    !(l > 7 && !strcmp(c->out + l - 7, ".folded"))) {
 			error("cannot tell what to write to '%s'", c->out);
 			hint("-o FILE.svg writes a flame graph, -o FILE.folded folded stacks");
+			return EXIT_USAGE;
+		}
+		/* found out now, not after the whole profile */
+		char dir[4096];
+		const char *slash = strrchr(c->out, '/');
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - c->out) : 1,
+			 slash ? c->out : ".");
+		if (!dir[0])
+			snprintf(dir, sizeof(dir), "/");
+		if (access(dir, W_OK) < 0) {
+			error_errno("cannot write '%s'", c->out);
+			hint("check that the directory '%s' exists and is writable", dir);
 			return EXIT_USAGE;
 		}
 	}

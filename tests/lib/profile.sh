@@ -3,6 +3,7 @@
 #	profloop_start OUT ARGS...  starts the profloop workload (ARGS: -w, -s SECS, -r DEPTH),
 #	                            waits for its "ready" line; sets PL_PID
 #	profloop_stop               kills it
+#	bg_run OUT CMD ARGS...       CMD in the background, output in OUT; sets BG_PID
 #	kill_after SECS PID          SIGTERM to PID in SECS seconds, in the background
 #	schedstat_ns PID            the process's time on CPU so far (/proc/PID/schedstat), ns
 #	folded_py SCRIPT <FILE      runs SCRIPT with `stacks`: a list of (frames, count) read
@@ -51,5 +52,14 @@ exec(sys.argv[1])
 # kill_after SECS PID: sends SIGTERM to PID in SECS seconds, in the background.
 kill_after() {
 	( sleep "$1"; kill "$2" 2>/dev/null ) &
+	return 0
+}
+
+# bg_run OUT CMD ARGS...: runs CMD in the background (stdout and stderr in OUT); sets BG_PID.
+bg_run() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	BG_PID=$!
 	return 0
 }

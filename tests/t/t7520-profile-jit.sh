@@ -1,0 +1,81 @@
+#!/bin/bash
+test_description='dbtap profile: code made at run time named from /tmp/perf-PID.map and jitdump files, or shown by address'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/trace.sh
+. "$TEST_LIB"/profile.sh
+
+W=$WORKLOADS/jitloop
+[ -x "$W" ] || test_bail "$W is not built: run make"
+
+JL_PID=
+jitloop_start() {
+	local out=$1 i
+	shift
+	"$W" "$@" >"$out" &
+	JL_PID=$!
+	for i in $(seq 1 100); do
+		if grep -q "^ready" "$out" 2>/dev/null; then
+			JL_ADDR=$(awk "/^ready/ { print \$3 }" "$out")
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "jitloop did not start"
+	return 1
+}
+jitloop_stop() {
+	[ -n "$JL_PID" ] && kill "$JL_PID" 2>/dev/null && wait "$JL_PID" 2>/dev/null
+	rm -f "/tmp/perf-$JL_PID.map"
+	JL_PID=
+	return 0
+}
+test_atexit jitloop_stop
+
+test_expect_success 'a perf map names the JIT function; the stack goes on below it' '
+	jitloop_start j1.out map &&
+	test -s /tmp/perf-$JL_PID.map &&
+	dbtap profile -p $JL_PID -d 2 --user -o j1.folded -j >j1.json 2>j1.err &&
+	jitloop_stop &&
+	folded_py "
+assert stacks
+for f, c in stacks:
+    assert f[f.index(\"main\"):] == [\"main\", \"jit_driver\", \"jit_hot_loop\"], f
+" <j1.folded &&
+	json_py "
+f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}
+assert f[\"jit_hot_loop\"][\"kind\"] == \"jit\", f
+assert f[\"jit_hot_loop\"][\"self\"] == d[\"samples\"], (f, d[\"samples\"])
+" <j1.json
+'
+
+test_expect_success 'a jitdump file the process mapped names the JIT function' '
+	mkdir -p jd &&
+	jitloop_start j2.out dump "$TRASH/jd" &&
+	test -s jd/jit-$JL_PID.dump &&
+	grep -q "jit-$JL_PID.dump" /proc/$JL_PID/maps &&
+	dbtap profile -p $JL_PID -d 2 --user --folded >j2.folded 2>j2.err &&
+	jitloop_stop &&
+	folded_py "
+assert stacks
+for f, c in stacks:
+    assert f[f.index(\"main\"):] == [\"main\", \"jit_driver\", \"jitdump_hot_loop\"], f
+" <j2.folded
+'
+
+test_expect_success 'without a map the JIT frames are kept, as their addresses' '
+	jitloop_start j3.out map &&
+	rm -f /tmp/perf-$JL_PID.map &&
+	dbtap profile -p $JL_PID -d 2 --user --folded >j3.folded 2>j3.err &&
+	jitloop_stop &&
+	folded_py "
+import re
+addr = int(\"$JL_ADDR\", 16)
+assert stacks
+for f, c in stacks:
+    assert f[f.index(\"main\"):-1] == [\"main\", \"jit_driver\"], f
+    m = re.fullmatch(r\"\\[anon:0x([0-9a-f]+)\\]\", f[-1])
+    assert m and addr <= int(m.group(1), 16) < addr + 15, (f[-1], hex(addr))
+" <j3.folded
+'
+
+test_done
