@@ -8,12 +8,14 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/filter.h"
+#include "bpf/loglinear.h"
 #include "bpf/corebtf.h"
 #include "bpf/stat.h"
 #include "perf/counter.h"
 #include "pg/probes.h"
 #include "target/usdt.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "stat.skel.h"
 
 struct stat_probe {
@@ -268,25 +270,21 @@ fail:
 	return EXIT_FAIL;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	__u64 x = ((const struct stat_stmt *)a)->key, y = ((const struct stat_stmt *)b)->key;
-	return x < y ? -1 : x > y;
-}
-
 void stat_snapshot_free(struct stat_snapshot *snap)
 {
 	for (int i = 0; i < snap->n; i++)
-		free(snap->v[i].h);
+		for (int f = 0; f < STAT_FIGS; f++)
+			sparse_hist_free(&snap->v[i].h[f]);
 	free(snap->v);
 	memset(snap, 0, sizeof(*snap));
 }
 
 int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 {
-	int afd, tfd, hfd, cap = 64;
+	int afd, tfd, hfd, cap = 64, ret = 0;
 	__u64 key, *prev = NULL;
 	struct stat_hkey hk, *hprev = NULL;
+	struct hashmap index = HASHMAP_INIT; /* statement key -> its place in snap->v */
 
 	memset(snap, 0, sizeof(*snap));
 	if (!p->skel)
@@ -301,8 +299,10 @@ int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 		prev = &key;
 		if (snap->n == cap) {
 			struct stat_stmt *nv = realloc(snap->v, 2 * cap * sizeof(*nv));
-			if (!nv)
+			if (!nv) {
+				ret = -1;
 				break;
+			}
 			snap->v = nv;
 			cap *= 2;
 		}
@@ -314,26 +314,28 @@ int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 		if (bpf_map_lookup_elem(tfd, &key, s->text))
 			s->text[0] = '\0';
 		s->text[STAT_TEXT_MAX - 1] = '\0';
-		s->h = calloc(STAT_FIGS, sizeof(struct hist));
-		if (!s->h)
+		if (hashmap_put_u64(&index, key, snap->n)) {
+			ret = -1;
 			break;
+		}
 		snap->n++;
 	}
-	qsort(snap->v, snap->n, sizeof(*snap->v), cmp_key);
-	while (bpf_map_get_next_key(hfd, hprev, &hk) == 0) {
+	while (ret == 0 && bpf_map_get_next_key(hfd, hprev, &hk) == 0) {
 		__u64 count;
-		struct stat_stmt k = { .key = hk.key }, *s;
+		uint64_t i;
 		hprev = &hk;
 		if (bpf_map_lookup_elem(hfd, &hk, &count))
 			continue;
-		s = bsearch(&k, snap->v, snap->n, sizeof(*snap->v), cmp_key);
-		if (!s || hk.fig >= STAT_FIGS || hk.bucket >= LL_BUCKETS)
+		if (!hashmap_get_u64(&index, hk.key, &i) || hk.fig >= STAT_FIGS ||
+		    hk.bucket >= LL_BUCKETS)
 			continue;
-		s->h[hk.fig].counts[hk.bucket] += count;
+		if (sparse_hist_add(&snap->v[i].h[hk.fig], hk.bucket, count))
+			ret = -1;
 	}
+	hashmap_free(&index);
 	for (int i = 0; i < snap->n; i++)
 		for (int f = 0; f < STAT_FIGS; f++)
-			hist_recount(&snap->v[i].h[f]);
+			sparse_hist_finish(&snap->v[i].h[f]);
 
 	struct stat_drops *pc = calloc(p->ncpus, sizeof(*pc));
 	__u32 zero = 0;
@@ -346,5 +348,5 @@ int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 		}
 	}
 	free(pc);
-	return 0;
+	return ret;
 }

@@ -68,7 +68,7 @@ struct stat_drops {
 #include <stdbool.h>
 
 #include "perf/event.h"
-#include "report/hist.h"
+#include "report/sparsehist.h"
 #include "target/target.h"
 
 /* One statement (or transaction outcome) as read from the maps. */
@@ -76,7 +76,7 @@ struct stat_stmt {
 	__u64 key;
 	char text[STAT_TEXT_MAX]; /* a raw sample of the statement; "" for transactions */
 	struct stat_agg agg;
-	struct hist *h;           /* STAT_FIGS histograms */
+	struct sparse_hist h[STAT_FIGS]; /* only the buckets the kernel has */
 };
 
 struct stat_snapshot {

@@ -15,6 +15,7 @@
 #include "pg/probes.h"
 #include "report/hist.h"
 #include "report/jsonread.h"
+#include "report/stmt.h"
 #include "target/proc.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -69,18 +70,6 @@ struct stat_cmd {
 	struct target_opts topts;
 };
 
-/* A statement after normalization: what the report shows. */
-struct qrow {
-	char *text;
-	struct stat_agg agg;
-	struct hist *h; /* STAT_FIGS */
-};
-
-struct qtable {
-	struct qrow *v;
-	int n;
-};
-
 /* A run saved with -j, compared with: its total lines. */
 struct saved_run {
 	struct jv **lines;
@@ -98,7 +87,7 @@ struct side {
 	struct counter_set cs;
 	bool cs_init;
 	struct stat_probe *probe;
-	struct qtable prev;  /* per statement: the previous report's table, for intervals */
+	struct stmt_table prev; /* per statement: the previous report's table, for intervals */
 	struct stat_drops drops;
 };
 
@@ -117,49 +106,9 @@ struct figures {
 
 static int side_open_counters(struct side *s, const struct stat_cmd *c)
 {
-	struct target *t = &s->t;
-	bool per_thread = c->per == PER_THREAD;
-	int r;
-
 	counter_set_init(&s->cs, c->evs, c->nev);
 	s->cs_init = true;
-	switch (t->kind) {
-	case TARGET_TID:
-		return counter_set_add_thread(&s->cs, t->tid) ? EXIT_FAIL : 0;
-	case TARGET_PIDS:
-		for (int i = 0; i < t->npids; i++) {
-			r = counter_set_add_process(&s->cs, t->pids[i], per_thread);
-			if (r > 0) {
-				error("process %d exited before its counters could be opened",
-				      t->pids[i]);
-				hint("check the pid with 'dbtap pg' or ps");
-			}
-			if (r)
-				return EXIT_FAIL;
-		}
-		return 0;
-	case TARGET_PG:
-		/* the postmaster's inherited counters take every process forked from now on */
-		r = counter_set_add_process(&s->cs, t->pg.postmaster, per_thread);
-		if (r > 0) {
-			error("the postmaster (pid %d) is gone", t->pg.postmaster);
-			hint("'dbtap pg' lists the clusters running now");
-		}
-		if (r)
-			return EXIT_FAIL;
-		pg_cluster_refresh_procs(&t->pg);
-		for (int i = 0; i < t->pg.nprocs; i++) {
-			pid_t pid = t->pg.procs[i].pid;
-			if (pid == t->pg.postmaster)
-				continue;
-			/* one that exits while its siblings are opened (1) is not an error */
-			if (counter_set_add_process(&s->cs, pid, per_thread) < 0)
-				return EXIT_FAIL;
-		}
-		return 0;
-	default:
-		return EXIT_USAGE;
-	}
+	return counter_set_open_target(&s->cs, &s->t, c->per == PER_THREAD);
 }
 
 /* Says once, on stderr, which events cannot be counted and why. */
@@ -540,147 +489,18 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 
 /* ---- per statement ---- */
 
-static void qtable_free(struct qtable *t)
-{
-	for (int i = 0; i < t->n; i++) {
-		free(t->v[i].text);
-		free(t->v[i].h);
-	}
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
-static struct qrow *qtable_find(const struct qtable *t, const char *text)
-{
-	for (int i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i].text, text))
-			return &t->v[i];
-	return NULL;
-}
-
-static struct qrow *qtable_add(struct qtable *t, const char *text)
-{
-	struct qrow *nv = realloc(t->v, (t->n + 1) * sizeof(*nv));
-	if (!nv)
-		return NULL;
-	t->v = nv;
-	struct qrow *r = &nv[t->n];
-	memset(r, 0, sizeof(*r));
-	r->text = strdup(text);
-	r->h = calloc(STAT_FIGS, sizeof(struct hist));
-	if (!r->text || !r->h)
-		return NULL;
-	t->n++;
-	return r;
-}
-
-static void agg_add(struct stat_agg *d, const struct stat_agg *s)
-{
-	d->calls += s->calls;
-	for (int f = 0; f < STAT_FIGS; f++)
-		d->sum[f] += s->sum[f];
-	for (int e = 0; e < STAT_MAX_EVENTS; e++)
-		d->unscaled[e] += s->unscaled[e];
-	d->cpus |= s->cpus;
-	d->multi_cpu += s->multi_cpu;
-}
-
-static void agg_sub(struct stat_agg *d, const struct stat_agg *s)
-{
-	d->calls -= s->calls;
-	for (int f = 0; f < STAT_FIGS; f++)
-		d->sum[f] -= s->sum[f];
-	for (int e = 0; e < STAT_MAX_EVENTS; e++)
-		d->unscaled[e] -= s->unscaled[e];
-	d->multi_cpu -= s->multi_cpu;
-}
-
-/* Normalizes each sampled text and merges the statements it makes equal. */
-static int table_from_snapshot(const struct stat_snapshot *snap, bool per_query,
-			       struct qtable *out)
-{
-	char norm[STAT_TEXT_MAX * 2];
-
-	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < snap->n; i++) {
-		const struct stat_stmt *s = &snap->v[i];
-		const char *text;
-		if (per_query) {
-			pg_normalize_query(s->text, norm, sizeof(norm));
-			text = norm;
-		} else {
-			text = s->key == STAT_KEY_COMMIT ? "commit" :
-			       s->key == STAT_KEY_ABORT ? "abort" : "?";
-		}
-		struct qrow *r = qtable_find(out, text);
-		if (!r && !(r = qtable_add(out, text)))
-			return error("out of memory");
-		agg_add(&r->agg, &s->agg);
-		for (int f = 0; f < STAT_FIGS; f++)
-			hist_merge(&r->h[f], &s->h[f]);
-	}
-	return 0;
-}
-
-/* now - before, row by row, for interval reports. */
-static int table_delta(const struct qtable *now, const struct qtable *before, struct qtable *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < now->n; i++) {
-		const struct qrow *n = &now->v[i];
-		const struct qrow *b = qtable_find(before, n->text);
-		if (b && b->agg.calls == n->agg.calls)
-			continue;
-		struct qrow *r = qtable_add(out, n->text);
-		if (!r)
-			return error("out of memory");
-		r->agg = n->agg;
-		for (int f = 0; f < STAT_FIGS; f++)
-			r->h[f] = n->h[f];
-		if (b) {
-			agg_sub(&r->agg, &b->agg);
-			for (int f = 0; f < STAT_FIGS; f++)
-				hist_delta(&r->h[f], &n->h[f], &b->h[f]);
-		}
-	}
-	return 0;
-}
-
-/* Figure of a statement: mean (exact, from the sum) and percentiles (log-linear). */
-struct figsum {
-	bool ok;
-	uint64_t sum, p50, p99, max;
-	double mean;
-	uint64_t n;
-};
-
-static void row_fig(const struct qrow *r, int fig, int slot, struct figsum *s)
-{
-	memset(s, 0, sizeof(*s));
-	if (fig < 0)
-		return;
-	/* calls where the counter never ran (multiplexed out) are left out, not zeroed */
-	s->n = r->agg.calls - (slot >= 0 ? r->agg.unscaled[slot] : 0);
-	s->ok = s->n > 0;
-	s->sum = r->agg.sum[fig];
-	s->mean = s->n ? (double)s->sum / s->n : 0;
-	s->p50 = hist_percentile(&r->h[fig], 50);
-	s->p99 = hist_percentile(&r->h[fig], 99);
-	s->max = hist_max(&r->h[fig]);
-}
-
 /* What is shown of one statement of one side, live or from a saved run. */
 struct rowview {
 	bool present;
 	const char *text;
 	uint64_t calls, cpus, multi_cpu;
-	struct figsum ev[STAT_MAX_EVENTS];
+	struct stmt_fig ev[STAT_MAX_EVENTS];
 	const char *reason[STAT_MAX_EVENTS]; /* why ev[e] is not ok */
 	bool sched[STAT_MAX_EVENTS];         /* context-switches, cpu-migrations */
-	struct figsum wall, cs, migr;
+	struct stmt_fig wall, cs, migr;
 };
 
-static void rowview_live(const struct stat_cmd *c, const struct side *s, const struct qrow *r,
+static void rowview_live(const struct stat_cmd *c, const struct side *s, const struct stmt_row *r,
 			 struct rowview *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -694,17 +514,17 @@ static void rowview_live(const struct stat_cmd *c, const struct side *s, const s
 	for (int e = 0; e < c->nev; e++) {
 		int fig = stat_probe_fig(s->probe, e);
 		int slot = fig >= 0 && fig < STAT_MAX_EVENTS ? fig : -1;
-		row_fig(r, fig, slot, &v->ev[e]);
+		stmt_row_fig(r, fig, slot, &v->ev[e]);
 		v->sched[e] = fig == STAT_FIG_CS || fig == STAT_FIG_MIGR;
 		v->reason[e] = fig < 0 ? reason_of(&c->evs[e], stat_probe_errors(s->probe)[e]) :
 			       "not counted in any call (multiplexed out)";
 	}
-	row_fig(r, STAT_FIG_WALL, -1, &v->wall);
-	row_fig(r, STAT_FIG_CS, -1, &v->cs);
-	row_fig(r, STAT_FIG_MIGR, -1, &v->migr);
+	stmt_row_fig(r, STAT_FIG_WALL, -1, &v->wall);
+	stmt_row_fig(r, STAT_FIG_CS, -1, &v->cs);
+	stmt_row_fig(r, STAT_FIG_MIGR, -1, &v->migr);
 }
 
-static void figsum_json_read(const struct jv *o, struct figsum *s)
+static void figsum_json_read(const struct jv *o, struct stmt_fig *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (!o || !jv_bool(jv_get(o, "counted"), false))
@@ -748,7 +568,7 @@ static void rowview_saved(const struct stat_cmd *c, const struct jv *line, struc
 	figsum_json_read(jv_get(line, "cpu_migrations"), &v->migr);
 }
 
-static void json_figsum(struct json *j, const char *key, const struct figsum *s,
+static void json_figsum(struct json *j, const char *key, const struct stmt_fig *s,
 			const char *reason)
 {
 	json_object_begin(j, key);
@@ -788,7 +608,7 @@ static void json_rowview(struct json *j, const struct stat_cmd *c, const struct 
 	json_figsum(j, "cpu_migrations", &v->migr, NULL);
 }
 
-static void text_fig_line(const char *name, bool clock, const struct figsum *s,
+static void text_fig_line(const char *name, bool clock, const struct stmt_fig *s,
 			  const char *reason)
 {
 	if (!s->ok) {
@@ -836,7 +656,7 @@ static void text_compare_row(const struct stat_cmd *c, const struct rowview *a,
 	printf("   %-24s %14llu %14llu\n", "calls", (unsigned long long)a->calls,
 	       (unsigned long long)b->calls);
 	for (int e = -1; e < c->nev + 2; e++) {
-		const struct figsum *fa, *fb;
+		const struct stmt_fig *fa, *fb;
 		const char *name;
 		bool clock;
 		if (e == -1) {
@@ -877,7 +697,7 @@ static void text_compare_row(const struct stat_cmd *c, const struct rowview *a,
 struct viewset {
 	struct rowview *v;
 	int n;
-	struct qtable shown; /* live: owns the texts the views point into */
+	struct stmt_table shown; /* live: owns the texts the views point into */
 	struct stat_drops drops;
 	uint64_t calls;
 };
@@ -892,17 +712,23 @@ static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
 			 struct viewset *vs)
 {
 	struct stat_snapshot snap;
-	struct qtable now = { 0 };
+	struct stmt_table now = { 0 }, none = { 0 };
+	bool oom = false;
 
 	memset(vs, 0, sizeof(*vs));
 	if (stat_probe_read(s->probe, &snap) == 0) {
-		table_from_snapshot(&snap, c->per == PER_QUERY, &now);
+		oom = stmt_table_from_snapshot(&snap, c->per == PER_QUERY, &now) < 0;
 		vs->drops = snap.drops;
+	} else {
+		oom = true;
 	}
 	stat_snapshot_free(&snap);
 	/* the final report covers the whole run; interval reports their interval */
-	table_delta(&now, final ? &(struct qtable){ 0 } : &s->prev, &vs->shown);
-	qtable_free(&s->prev);
+	if (stmt_table_delta(&now, final ? &none : &s->prev, &vs->shown) < 0)
+		oom = true;
+	if (oom)
+		warning("out of memory: this report leaves statements out");
+	stmt_table_free(&s->prev);
 	s->prev = now;
 	vs->v = calloc(vs->shown.n ? vs->shown.n : 1, sizeof(*vs->v));
 	for (int i = 0; vs->v && i < vs->shown.n; i++) {
@@ -929,7 +755,7 @@ static void viewset_saved(const struct stat_cmd *c, const struct saved_run *sr,
 static void viewset_free(struct viewset *vs)
 {
 	free(vs->v);
-	qtable_free(&vs->shown);
+	stmt_table_free(&vs->shown);
 }
 
 static const struct rowview *viewset_find(const struct viewset *vs, const char *text)
@@ -1449,7 +1275,7 @@ out:
 			counter_set_free(&sides[i].cs);
 		stat_probe_destroy(sides[i].probe);
 		saved_run_free(sides[i].saved);
-		qtable_free(&sides[i].prev);
+		stmt_table_free(&sides[i].prev);
 		target_free(&sides[i].t);
 		free(sides[i].desc);
 	}

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "perf/counter.h"
+#include "pg/cluster.h"
 #include "target/proc.h"
+#include "target/target.h"
 #include "util/error.h"
 
 struct counter_value counter_delta(const struct counter_value *now,
@@ -312,4 +314,47 @@ void counter_metrics_compute(const struct perf_event_desc *evs, const double *va
 	      find_ev(evs, counted, nev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES),
 	      find_ev(evs, counted, nev, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES),
 	      100);
+}
+
+int counter_set_open_target(struct counter_set *s, struct target *t, bool per_thread)
+{
+	int r;
+
+	switch (t->kind) {
+	case TARGET_TID:
+		return counter_set_add_thread(s, t->tid) ? EXIT_FAIL : 0;
+	case TARGET_PIDS:
+		for (int i = 0; i < t->npids; i++) {
+			r = counter_set_add_process(s, t->pids[i], per_thread);
+			if (r > 0) {
+				error("process %d exited before its counters could be opened",
+				      t->pids[i]);
+				hint("check the pid with 'dbtap pg' or ps");
+			}
+			if (r)
+				return EXIT_FAIL;
+		}
+		return 0;
+	case TARGET_PG:
+		/* the postmaster's inherited counters take every process forked from now on */
+		r = counter_set_add_process(s, t->pg.postmaster, per_thread);
+		if (r > 0) {
+			error("the postmaster (pid %d) is gone", t->pg.postmaster);
+			hint("'dbtap pg' lists the clusters running now");
+		}
+		if (r)
+			return EXIT_FAIL;
+		pg_cluster_refresh_procs(&t->pg);
+		for (int i = 0; i < t->pg.nprocs; i++) {
+			pid_t pid = t->pg.procs[i].pid;
+			if (pid == t->pg.postmaster)
+				continue;
+			/* one that exits while its siblings are opened (1) is not an error */
+			if (counter_set_add_process(s, pid, per_thread) < 0)
+				return EXIT_FAIL;
+		}
+		return 0;
+	default:
+		return EXIT_USAGE;
+	}
 }

@@ -62,6 +62,15 @@ void counter_set_read(struct counter_set *s);
 /* Events counted on at least one unit. */
 int counter_set_counted(const struct counter_set *s);
 
+struct target;
+/*
+ * Opens the counters of a resolved target, by its kind: one thread (-t); each process
+ * and all its threads (-p); a cluster (--pg): the postmaster with inherit, so every
+ * process it forks from now on is counted, plus each process already running.
+ * per_thread: a unit per thread. 0, or an exit status with the error printed.
+ */
+int counter_set_open_target(struct counter_set *s, struct target *t, bool per_thread);
+
 /* Figures derived from several events, as perf stat prints them after '#'. */
 enum counter_metric {
 	METRIC_CPUS_UTILIZED, /* task-clock / wall time */

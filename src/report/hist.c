@@ -48,8 +48,7 @@ void hist_recount(struct hist *h)
 		h->count += h->counts[i];
 }
 
-/* The value reported for a bucket: its midpoint (exact for the unit-wide buckets). */
-static uint64_t bucket_value(uint32_t idx)
+uint64_t hist_bucket_value(uint32_t idx)
 {
 	return loglinear_lower(idx) + loglinear_width(idx) / 2;
 }
@@ -72,7 +71,7 @@ uint64_t hist_percentile(const struct hist *h, double p)
 	for (uint32_t i = 0; i < LL_BUCKETS; i++) {
 		seen += h->counts[i];
 		if (seen >= rank)
-			return bucket_value(i);
+			return hist_bucket_value(i);
 	}
 	return hist_max(h);
 }
@@ -81,7 +80,7 @@ uint64_t hist_min(const struct hist *h)
 {
 	for (uint32_t i = 0; i < LL_BUCKETS; i++)
 		if (h->counts[i])
-			return bucket_value(i);
+			return hist_bucket_value(i);
 	return 0;
 }
 
@@ -89,7 +88,7 @@ uint64_t hist_max(const struct hist *h)
 {
 	for (uint32_t i = LL_BUCKETS; i-- > 0;)
 		if (h->counts[i])
-			return bucket_value(i);
+			return hist_bucket_value(i);
 	return 0;
 }
 
@@ -198,7 +197,7 @@ void hist_spec_fill(const struct hist_spec *spec, const struct hist *h, uint64_t
 	memset(slots, 0, DISP_SLOTS * sizeof(*slots));
 	for (uint32_t i = 0; i < LL_BUCKETS; i++)
 		if (h->counts[i])
-			slots[hist_spec_slot(spec, bucket_value(i))] += h->counts[i];
+			slots[hist_spec_slot(spec, hist_bucket_value(i))] += h->counts[i];
 }
 
 /* bpftrace's compact numbers: 1K, 4M, 2G for powers of 1024. */

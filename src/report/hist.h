@@ -32,6 +32,8 @@ void hist_delta(struct hist *out, const struct hist *now, const struct hist *bef
 /* Recomputes count from the buckets (after filling counts[] directly). */
 void hist_recount(struct hist *h);
 
+/* The value reported for a bucket: its midpoint (exact for the unit-wide buckets). */
+uint64_t hist_bucket_value(uint32_t idx);
 /* p in (0, 100]: nearest-rank percentile, 0 when empty. */
 uint64_t hist_percentile(const struct hist *h, double p);
 uint64_t hist_min(const struct hist *h);

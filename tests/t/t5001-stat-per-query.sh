@@ -264,4 +264,37 @@ test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are g
 	bpf_objs_gone objs
 '
 
+test_expect_success 'the statement map full (4,096 shapes): every one reported, the rest counted as dropped, peak RSS under 64 MB' '
+	python3 -c "for i in range(4200): print(f\"select {i} as dbtap_rss_{i};\")" >rss.sql &&
+	python3 - "$DBTAP" "$PGDATA" >rss.result <<-\EOF &&
+	import os, signal, subprocess, sys, time
+	dbtap, pgdata = sys.argv[1:3]
+	out, err = open("rss.json", "w"), open("rss.err", "w")
+	p = subprocess.Popen([dbtap, "-j", "stat", "--per", "query", "-e", "task-clock",
+	                      "-i", "1", "--pg", pgdata], stdout=out, stderr=err)
+	deadline = time.time() + 30
+	while "counting" not in open("rss.err").read() and time.time() < deadline:
+	    time.sleep(0.05)
+	subprocess.run(["psql", "-XAtq", "-f", "rss.sql"], stdout=subprocess.DEVNULL, check=True)
+	time.sleep(1.5)  # an interval report with the map full: two tables held
+	p.send_signal(signal.SIGINT)
+	_, status, ru = os.wait4(p.pid, 0)
+	print(os.waitstatus_to_exitcode(status), ru.ru_maxrss)
+	EOF
+	read rc kb <rss.result &&
+	echo "exit $rc, peak RSS $kb KiB" &&
+	test "$rc" = 0 &&
+	test "$kb" -le $((64 * 1024)) &&
+	json_py "
+su = [l for l in lines if l[\"report\"] == \"summary\"][-1]
+rows = [l for l in lines if l[\"report\"] == \"total\"]
+rss = [r for r in rows if \"dbtap_rss_\" in r[\"query\"]]
+assert su[\"statements\"] == 4096 == len(rows), su
+assert all(r[\"calls\"] == 1 for r in rss), [r for r in rss if r[\"calls\"] != 1][:3]
+# every shape is either a statement of its own or a call counted as lost
+lost = su[\"dropped\"][\"statements_map_full\"]
+assert lost > 0 and len(rss) + lost >= 4200, (len(rss), lost)
+" <rss.json
+'
+
 test_done
