@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "pg/cluster.h"
 #include "serve/buckets.h"
 #include "serve/expo.h"
@@ -23,17 +24,23 @@
 #include "target/proc.h"
 #include "util/error.h"
 #include "util/privs.h"
+#include "util/json.h"
 #include "util/runloop.h"
 
 #define MAX_SPECS 32
 #define MAX_FAILED 64
 
 struct serve_cmd {
+	struct frame f;
+	int argc;
+	char **argv;
+	const char *buckets_text;
 	const char *specs[MAX_SPECS];
 	int nspecs;
 	bool pg_all;
 	const char *listen, *textfile, *user;
-	double textfile_interval, duration, rescan;
+	double rescan;
+	uint64_t next_tick, next_rescan;
 	int max_connections;
 	bool bpf_stats;
 	struct pgmon_opts mo;
@@ -50,41 +57,55 @@ struct serve_cmd {
 	uint64_t caps;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap serve [--pg [TARGET]...] [--listen HOST:PORT] [--collect LIST]\n"
-		"                   [--textfile DIR [-i SECS]] [--max-series N] [--buckets LIST]\n"
-		"                   [--user USER] [--rescan SECS] [-d SECS]\n\n"
+enum {
+	OPT_LISTEN = FRAME_KEY_LONG, OPT_COLLECT, OPT_TEXTFILE, OPT_MAX_SERIES, OPT_BUCKETS,
+	OPT_USER, OPT_RESCAN, OPT_MAX_CONN, OPT_NO_STATS,
+};
+
+static const struct frame_opt serve_opts[] = {
+	{ "pg", FRAME_KEY_PG, optional_argument, "TARGET",
+	  "a cluster: data directory, port or postmaster pid; may be\n"
+	  "repeated; alone or not given: every cluster here" },
+	{ "listen", OPT_LISTEN, required_argument, "HOST:PORT",
+	  "where /metrics is served (default 127.0.0.1:9187; :PORT\n"
+	  "for every address, with a warning; port 0: any free one)" },
+	{ "collect", OPT_COLLECT, required_argument, "LIST",
+	  "tps,latency,watch,wait (default tps,latency,watch)" },
+	{ "textfile", OPT_TEXTFILE, required_argument, "DIR",
+	  "also write DIR/dbtap.prom for node_exporter, atomically" },
+	{ "interval", 'i', required_argument, "SECS",
+	  "how often the textfile is written (default 15)", FRAME_OPT_TIME },
+	FRAME_OPT_DURATION,
+	{ "max-series", OPT_MAX_SERIES, required_argument, "N",
+	  "label sets and statements per cluster; the rest are\n"
+	  "summed into \"other\" (default 100)" },
+	{ "buckets", OPT_BUCKETS, required_argument, "LIST",
+	  "histogram bounds in seconds (default 0.0001,...,10)" },
+	{ "user", OPT_USER, required_argument, "USER", "run as USER once attached" },
+	{ "rescan", OPT_RESCAN, required_argument, "SECS",
+	  "look for started and stopped clusters every SECS (default\n"
+	  "2); 0: never, and keep no capability but CAP_BPF" },
+	{ "max-connections", OPT_MAX_CONN, required_argument, "N",
+	  "HTTP connections served at once (default 64)" },
+	{ "no-bpf-stats", OPT_NO_STATS, no_argument, NULL,
+	  "leave the kernel's BPF run-time statistics off" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd serve_frame = {
+	.name = "serve",
+	.about =
 		"A Prometheus exporter: attaches once to every PostgreSQL cluster it is given\n"
 		"(--pg alone or nothing: every cluster of the host, those started later too),\n"
 		"keeps the kernel's aggregates and reads the maps at each scrape of /metrics\n"
-		"(Prometheus text format, or OpenMetrics when the scraper asks for it).\n\n"
-		"options:\n"
-		"  --pg [TARGET]       a cluster: data directory, port or postmaster pid; may be\n"
-		"                      repeated; alone: every cluster here (the default)\n"
-		"  --listen HOST:PORT  where to serve /metrics (default 127.0.0.1:9187; :PORT\n"
-		"                      for every address, with a warning)\n"
-		"  --collect LIST      tps,latency,watch (default: all three)\n"
-		"  --textfile DIR      also write DIR/dbtap.prom for node_exporter, atomically\n"
-		"  -i, --interval S    how often the textfile is written (default 15)\n"
-		"  --max-series N      label sets per family and cluster, and statements; the\n"
-		"                      rest are summed into \"other\" (default 100)\n"
-		"  --buckets LIST      histogram bounds in seconds (default %s)\n"
-		"  --user USER         run as USER once attached (capabilities to attach later\n"
-		"                      clusters are kept; see --rescan)\n"
-		"  --rescan S          look for clusters started or stopped every S seconds\n"
-		"                      (default 2); 0: never, and keep no capability but CAP_BPF\n"
-		"  --max-connections N HTTP connections at once (default 64)\n"
-		"  --no-bpf-stats      do not turn on the kernel's BPF run-time statistics\n"
-		"  -d, --duration S    stop after S seconds (default: SIGINT or SIGTERM)\n"
-		"  -h, --help          this text\n\n"
-		"examples:\n"
+		"(Prometheus text format, or OpenMetrics when the scraper asks for it).\n",
+	.examples =
 		"  dbtap serve                                 every cluster, on 127.0.0.1:9187\n"
 		"  dbtap serve --pg /var/lib/postgresql/15/main --user nobody\n"
 		"  dbtap serve --textfile /var/lib/prometheus/node-exporter --listen 127.0.0.1:0\n",
-		BUCKETS_DEFAULT);
-}
+	.opts = serve_opts,
+};
 
 static int positive_int(const char *arg, const char *opt, int max, int *out)
 {
@@ -126,9 +147,11 @@ static int collect_opt(const char *arg, unsigned *out)
 			*out |= COLLECT_LATENCY;
 		else if (!strcmp(w, "watch"))
 			*out |= COLLECT_WATCH;
+		else if (!strcmp(w, "wait"))
+			*out |= COLLECT_WAIT;
 		else {
 			error("bad --collect '%s': '%s' is not a collector", arg, w);
-			hint("collectors: tps, latency, watch (stat and wait are not served yet)");
+			hint("collectors: tps, latency, watch, wait (stat is not served yet)");
 			return -1;
 		}
 	}
@@ -157,97 +180,66 @@ static int check_spec(const char *spec)
 	return 0;
 }
 
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct serve_cmd *c = ctx;
+
+	switch (key) {
+	case FRAME_KEY_PG: {
+		/* --pg X as well as --pg=X: a word after a bare --pg that is no option */
+		if (!arg && optind < c->argc && c->argv[optind][0] != '-')
+			arg = c->argv[optind++];
+		if (!arg || !*arg) {
+			c->pg_all = true;
+			return 0;
+		}
+		if (c->nspecs == MAX_SPECS) {
+			error("more than %d --pg targets", MAX_SPECS);
+			hint("--pg alone serves every cluster of the host");
+			return -1;
+		}
+		if (check_spec(arg) < 0)
+			return -1;
+		c->specs[c->nspecs++] = arg;
+		return 0;
+	}
+	case OPT_LISTEN:
+		c->listen = arg;
+		return 0;
+	case OPT_COLLECT:
+		return collect_opt(arg, &c->mo.collect);
+	case OPT_TEXTFILE:
+		c->textfile = arg;
+		return 0;
+	case OPT_MAX_SERIES:
+		return positive_int(arg, "--max-series", 100000, &c->mo.max_series);
+	case OPT_BUCKETS:
+		c->buckets_text = arg;
+		return 0;
+	case OPT_USER:
+		c->user = arg;
+		return 0;
+	case OPT_RESCAN:
+		return seconds_opt(arg, "--rescan", true, &c->rescan);
+	case OPT_MAX_CONN:
+		return positive_int(arg, "--max-connections", 4096, &c->max_connections);
+	case OPT_NO_STATS:
+		c->bpf_stats = false;
+		return 0;
+	}
+	return -1;
+}
+
 static int parse_options(struct serve_cmd *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		GLOBAL_LONGOPTS,
-		{ "pg", optional_argument, NULL, 'P' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "collect", required_argument, NULL, 'c' },
-		{ "textfile", required_argument, NULL, 'T' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "max-series", required_argument, NULL, 'm' },
-		{ "buckets", required_argument, NULL, 'b' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "rescan", required_argument, NULL, 'r' },
-		{ "max-connections", required_argument, NULL, 'C' },
-		{ "no-bpf-stats", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *buckets = BUCKETS_DEFAULT;
-	int opt;
+	int r;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" GLOBAL_SHORTOPTS "i:d:h", longopts, NULL)) != -1) {
-		if (global_opt(opt))
-			continue;
-		switch (opt) {
-		case 'P': {
-			const char *spec = optarg;
-			if (!spec && optind < argc && argv[optind][0] != '-')
-				spec = argv[optind++];
-			if (!spec || !*spec) {
-				c->pg_all = true;
-				break;
-			}
-			if (c->nspecs == MAX_SPECS) {
-				error("more than %d --pg targets", MAX_SPECS);
-				hint("--pg alone serves every cluster of the host");
-				return EXIT_USAGE;
-			}
-			if (check_spec(spec) < 0)
-				return EXIT_USAGE;
-			c->specs[c->nspecs++] = spec;
-			break;
-		}
-		case 'l':
-			c->listen = optarg;
-			break;
-		case 'c':
-			if (collect_opt(optarg, &c->mo.collect) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			c->textfile = optarg;
-			break;
-		case 'i':
-			if (seconds_opt(optarg, "-i", false, &c->textfile_interval) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'd':
-			if (seconds_opt(optarg, "-d", false, &c->duration) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'm':
-			if (positive_int(optarg, "--max-series", 100000, &c->mo.max_series) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'b':
-			buckets = optarg;
-			break;
-		case 'u':
-			c->user = optarg;
-			break;
-		case 'r':
-			if (seconds_opt(optarg, "--rescan", true, &c->rescan) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'C':
-			if (positive_int(optarg, "--max-connections", 4096, &c->max_connections) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'S':
-			c->bpf_stats = false;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			return cmd_bad_option("serve", opt, argv);
-		}
-	}
+	c->argc = argc;
+	c->argv = argv;
+	c->f.time.interval = 15;
+	r = frame_parse(&c->f, &serve_frame, argc, argv, on_opt, c);
+	if (r)
+		return r;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("serve takes options only; a cluster is named with --pg TARGET");
@@ -273,7 +265,7 @@ static int parse_options(struct serve_cmd *c, int argc, char **argv)
 		hint("HOST:PORT, e.g. 127.0.0.1:9187, [::1]:9187, or :9187 for every address");
 		return EXIT_USAGE;
 	}
-	if (buckets_parse(buckets, &c->buckets) < 0)
+	if (buckets_parse(c->buckets_text ? c->buckets_text : BUCKETS_DEFAULT, &c->buckets) < 0)
 		return EXIT_USAGE;
 	return 0;
 }
@@ -456,65 +448,109 @@ static void write_textfile(struct serve_cmd *c)
 	strbuf_release(&sb);
 }
 
-static int run(struct serve_cmd *c)
+/*
+ * The frame's poll, every millisecond: serve's loop. It blocks in poll() on
+ * libmicrohttpd's epoll fd until a request comes or the next second's bookkeeping is
+ * due (at most 100 ms, so that signals and -d are seen soon), then serves.
+ */
+static bool serve_poll(void *ctx)
 {
-	struct runloop rl;
-	uint64_t next_tick = 0, next_rescan = 0, next_text = 0;
+	struct serve_cmd *c = ctx;
+	uint64_t now = now_ns();
 
-	runloop_init(&rl, 0, c->duration);
-	for (;;) {
-		uint64_t now = now_ns();
-		if (runloop_stopped() || (c->duration > 0 && now - rl.start_ns >= rl.duration_ns))
-			break;
-		if (now >= next_tick) {
-			if (c->http)
-				http_server_tick(c->http);
-			reap(c);
-			for (int i = 0; i < c->nmons; i++)
-				pgmon_tick(c->mons[i]);
-			next_tick = now + 1000000000ull;
-		}
-		if (c->rescan > 0 && now >= next_rescan) {
-			rescan(c);
-			next_rescan = now + (uint64_t)(c->rescan * 1e9);
-		}
-		if (c->textfile && now >= next_text) {
-			write_textfile(c);
-			next_text = now + (uint64_t)(c->textfile_interval * 1e9);
-		}
-		uint64_t wake = next_tick;
-		if (c->textfile && next_text < wake)
-			wake = next_text;
-		now = now_ns();
-		int timeout = wake > now ? (int)((wake - now) / 1000000 + 1) : 0;
-		int ht = c->http ? http_server_timeout_ms(c->http) : -1;
-		if (ht >= 0 && ht < timeout)
-			timeout = ht;
-		struct pollfd pfd = { .fd = c->http ? http_server_fd(c->http) : -1, .events = POLLIN };
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			return error_errno("poll"), EXIT_FAIL;
-		if (c->http)
-			http_server_run(c->http);
+	if (now >= c->next_tick) {
+		http_server_tick(c->http);
+		reap(c);
+		for (int i = 0; i < c->nmons; i++)
+			pgmon_tick(c->mons[i]);
+		c->next_tick = now + 1000000000ull;
 	}
-	return EXIT_OK;
+	if (c->rescan > 0 && now >= c->next_rescan) {
+		rescan(c);
+		c->next_rescan = now + (uint64_t)(c->rescan * 1e9);
+	}
+	now = now_ns();
+	int timeout = c->next_tick > now ? (int)((c->next_tick - now) / 1000000 + 1) : 0;
+	int ht = http_server_timeout_ms(c->http);
+	if (timeout > 100)
+		timeout = 100;
+	if (ht >= 0 && ht < timeout)
+		timeout = ht;
+	struct pollfd pfd = { .fd = http_server_fd(c->http), .events = POLLIN };
+	poll(&pfd, 1, timeout); /* EINTR: a signal, which the frame sees next */
+	http_server_run(c->http);
+	return true;
+}
+
+/* Intervals (-i) write the textfile; the summary says what was served. */
+static void serve_report(void *ctx, const struct frame_report *r)
+{
+	struct serve_cmd *c = ctx;
+
+	if (r->kind == FRAME_INTERVAL) {
+		if (c->textfile)
+			write_textfile(c);
+		return;
+	}
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		frame_json_begin(&j, r);
+		json_uint(&j, "scrapes", c->scrapes);
+		json_uint(&j, "clusters", c->nmons);
+		json_uint(&j, "attaches", c->attaches);
+		json_uint(&j, "detaches", c->detaches);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		return;
+	}
+	frame_text_head(stdout, r);
+	printf(": %llu scrapes, %d clusters served, %llu attached, %llu dropped\n", c->scrapes,
+	       c->nmons, c->attaches, c->detaches);
+}
+
+/* After the summary: detach every cluster, close the server; safe twice. */
+static void serve_teardown(void *ctx)
+{
+	struct serve_cmd *c = ctx;
+
+	for (int i = 0; i < c->nmons; i++)
+		pgmon_close(c->mons[i]);
+	free(c->mons);
+	c->mons = NULL;
+	c->nmons = 0;
+	http_server_close(c->http);
+	c->http = NULL;
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	c->stats_fd = -1;
 }
 
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_cmd c = {
 		.listen = "127.0.0.1:9187",
-		.textfile_interval = 15,
 		.rescan = 2,
 		.max_connections = 64,
 		.bpf_stats = true,
 		.stats_fd = -1,
-		.mo = { .collect = COLLECT_ALL, .max_series = 100 },
+		.mo = { .collect = COLLECT_DEFAULT, .max_series = 100 },
+	};
+	const struct frame_ops ops = {
+		.report = serve_report,
+		.poll = serve_poll,
+		.poll_ms = 1,
+		.teardown = serve_teardown,
+		.teardown_what = "detaching from the clusters",
 	};
 	int ret;
 
 	ret = parse_options(&c, argc, argv);
 	if (ret)
-		return ret;
+		return frame_status(ret);
+	if (!c.textfile)
+		c.f.time.interval = 0; /* no textfile, nothing to do at intervals */
 	c.mo.buckets = &c.buckets;
 	signal(SIGPIPE, SIG_IGN);
 
@@ -532,24 +568,21 @@ int cmd_serve(int argc, char **argv)
 			warning("cannot turn on BPF run-time statistics: %s; dbtap_bpf_run_seconds stays"
 				" 0", strerror(errno));
 	}
+	/* Signal handlers before the first attach: SIGTERM while attaching still cleans up. */
+	frame_start(&c.f);
 	rescan(&c);
+	c.next_rescan = now_ns() + (uint64_t)(c.rescan * 1e9);
 	if (!c.nmons)
 		fprintf(stderr, "no cluster to serve yet%s\n",
 			c.rescan > 0 ? "; looking again every few seconds" : "");
 	if (privs_drop(c.user, c.rescan > 0 ? privs_attach_caps() : privs_read_caps()) < 0) {
-		ret = EXIT_FAIL;
-		goto out;
+		serve_teardown(&c);
+		return EXIT_FAIL;
 	}
 	verbose("effective capabilities now 0x%llx", (unsigned long long)privs_effective());
+	if (c.textfile)
+		write_textfile(&c);
 	fprintf(stderr, "serving http://%s/metrics; SIGINT or SIGTERM stops\n",
 		http_server_address(c.http));
-	ret = run(&c);
-out:
-	for (int i = 0; i < c.nmons; i++)
-		pgmon_close(c.mons[i]);
-	free(c.mons);
-	http_server_close(c.http);
-	if (c.stats_fd >= 0)
-		close(c.stats_fd);
-	return ret;
+	return frame_run(&c.f, &ops, &c);
 }

@@ -17,15 +17,16 @@ void expo_init(struct expo *e, struct strbuf *out, bool openmetrics)
 
 static void add_escaped(struct strbuf *sb, const char *s, bool quote)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			strbuf_addstr(sb, "\\\\");
-		else if (*s == '\n')
-			strbuf_addstr(sb, "\\n");
-		else if (*s == '"' && quote)
-			strbuf_addstr(sb, "\\\"");
-		else
-			strbuf_addch(sb, *s);
+	const char *special = quote ? "\\\n\"" : "\\\n";
+
+	for (;;) {
+		size_t n = strcspn(s, special);
+		strbuf_add(sb, s, n);
+		s += n;
+		if (!*s)
+			return;
+		strbuf_addstr(sb, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
+		s++;
 	}
 }
 
@@ -54,12 +55,18 @@ static void sample_start(struct expo *e, const char *suffix, const struct expo_l
 	if (nl || le) {
 		strbuf_addch(e->out, '{');
 		for (int i = 0; i < nl; i++) {
-			strbuf_addf(e->out, "%s%s=\"", i ? "," : "", l[i].name);
+			if (i)
+				strbuf_addch(e->out, ',');
+			strbuf_addstr(e->out, l[i].name);
+			strbuf_addstr(e->out, "=\"");
 			add_escaped(e->out, l[i].value, true);
 			strbuf_addch(e->out, '"');
 		}
-		if (le)
-			strbuf_addf(e->out, "%sle=\"%s\"", nl ? "," : "", le);
+		if (le) {
+			strbuf_addstr(e->out, nl ? ",le=\"" : "le=\"");
+			strbuf_addstr(e->out, le);
+			strbuf_addch(e->out, '"');
+		}
 		strbuf_addch(e->out, '}');
 	}
 	strbuf_addch(e->out, ' ');

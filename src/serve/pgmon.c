@@ -17,12 +17,15 @@
 
 #include "bpf/latency.h"
 #include "bpf/tps.h"
+#include "bpf/wait.h"
 #include "pg/layout.h"
 #include "pg/probes.h"
+#include "pg/waitevent.h"
 #include "report/hist.h"
 #include "serve/pgmon.h"
 #include "target/elf.h"
 #include "target/expr.h"
+#include "target/label.h"
 #include "target/mem.h"
 #include "target/probespec.h"
 #include "target/proc.h"
@@ -63,6 +66,13 @@ struct keyslot {
 	int series; /* -1: statement="other"; -2: free slot */
 };
 
+/* Time per backend type and wait, summed over the kernel's (process, statement, wait) keys. */
+struct wseries {
+	char type[LABEL_LEN];
+	uint32_t kind, event;
+	uint64_t ns;
+};
+
 struct xloc {
 	bool ok;
 	uint64_t addr;
@@ -88,6 +98,11 @@ struct pgmon {
 	int nstmts;
 	struct keyslot *keys;
 	uint64_t other_count, other_sum;
+
+	struct wait_probe *wait;
+	struct wseries *waits;
+	int nwaits, cap_waits;
+	uint64_t wait_dropped;
 
 	int memfd;
 	struct xloc xid, oid, stop, wrap;
@@ -143,14 +158,10 @@ static int lset_get(struct pgmon *m, const char *db, const char *user, const cha
 /* The label set of a backend from the title the kernel saw (it survives the backend). */
 static int lset_of(struct pgmon *m, const struct tps_backend_entry *e)
 {
-	struct pg_title pt;
+	struct pid_label l;
 
-	if (e->b.tgid == (uint32_t)m->t.pg.postmaster)
-		return lset_get(m, "", "", "postmaster");
-	if (e->b.title[0] && pg_title_parse_full(e->b.title, &pt) == 0)
-		return lset_get(m, pt.database, pt.user, pt.type);
-	const char *type = target_proc_type(&m->t, e->b.tgid);
-	return lset_get(m, "", "", type[0] ? type : "unknown");
+	target_label(&m->t, e->b.tgid, e->b.title, sizeof(e->b.title), &l);
+	return lset_get(m, l.database, l.user, l.type);
 }
 
 static int cmp_bk(const void *a, const void *b)
@@ -374,6 +385,74 @@ static void read_counters(struct pgmon *m)
 	}
 }
 
+static const char *const wait_kind_names[WAIT_NKINDS] = {
+	[WAIT_KIND_CPU] = "CPU", [WAIT_KIND_WAIT] = "", [WAIT_KIND_IDLE] = "idle",
+	[WAIT_KIND_RUNNABLE] = "runnable", [WAIT_KIND_UNLABELLED] = "unlabelled",
+	[WAIT_KIND_UNREADABLE] = "unreadable",
+};
+
+/*
+ * Wait time: the kernel's aggregate keys are cumulative (never removed), so summing
+ * them per backend type and wait at each scrape keeps every counter monotonic. The
+ * type comes from the title the kernel kept per process.
+ */
+static void read_waits(struct pgmon *m)
+{
+	struct wait_entry *e = NULL;
+	struct wait_proc_entry *pr = NULL;
+	int n = wait_probe_read(m->wait, &e), np = wait_probe_read_procs(m->wait, &pr);
+	struct wait_drops d;
+
+	for (int i = 0; i < m->nwaits; i++)
+		m->waits[i].ns = 0;
+	for (int i = 0; i < n; i++) {
+		char type[LABEL_LEN] = "";
+		struct pid_label l;
+		const char *title = NULL;
+		for (int k = 0; k < np; k++)
+			if (pr[k].tgid == e[i].k.tgid)
+				title = pr[k].p.title;
+		target_label(&m->t, e[i].k.tgid, title, title ? WAIT_TITLE_LEN : 0, &l);
+		expo_clean_value(l.type, type, sizeof(type));
+		uint32_t kind = e[i].k.kind < WAIT_NKINDS ? e[i].k.kind : WAIT_KIND_UNREADABLE;
+		uint32_t event = kind == WAIT_KIND_WAIT ? e[i].k.event : 0;
+		int w;
+		for (w = 0; w < m->nwaits; w++)
+			if (m->waits[w].kind == kind && m->waits[w].event == event &&
+			    !strcmp(m->waits[w].type, type))
+				break;
+		if (w == m->nwaits) {
+			/* past --max-series: the type becomes "other", the wait stays */
+			if (m->nwaits >= m->o.max_series)
+				snprintf(type, sizeof(type), "other");
+			for (w = 0; w < m->nwaits; w++)
+				if (m->waits[w].kind == kind && m->waits[w].event == event &&
+				    !strcmp(m->waits[w].type, type))
+					break;
+		}
+		if (w == m->nwaits) {
+			if (m->nwaits == m->cap_waits) {
+				int cap = m->cap_waits ? 2 * m->cap_waits : 64;
+				struct wseries *v = realloc(m->waits, cap * sizeof(*v));
+				if (!v)
+					continue;
+				m->waits = v;
+				m->cap_waits = cap;
+			}
+			memset(&m->waits[w], 0, sizeof(m->waits[w]));
+			snprintf(m->waits[w].type, LABEL_LEN, "%s", type);
+			m->waits[w].kind = kind;
+			m->waits[w].event = event;
+			m->nwaits++;
+		}
+		m->waits[w].ns += e[i].v.ns;
+	}
+	if (wait_probe_drops(m->wait, &d) == 0)
+		m->wait_dropped = d.aggs_full + d.threads_full;
+	free(e);
+	free(pr);
+}
+
 void pgmon_tick(struct pgmon *m)
 {
 	read_counters(m);
@@ -388,6 +467,8 @@ void pgmon_read(struct pgmon *m)
 		read_backends(m);
 	if (m->lat && lat_probe_read(m->lat, 0, m->lh) == 0)
 		read_statements(m);
+	if (m->wait)
+		read_waits(m);
 }
 
 /* XIDs a second over the window, -1 before two samples a second apart. */
@@ -428,6 +509,8 @@ static const struct {
 		"XIDs left before wraparound (xidWrapLimit)" },
 	[PGF_XID_HORIZON] = { "dbtap_xid_wraparound_horizon_seconds", EXPO_GAUGE, "seconds",
 		"Seconds until xidStopLimit at the XID rate of the last minute (+Inf: no XIDs)" },
+	[PGF_WAIT] = { "dbtap_wait_seconds", EXPO_COUNTER, "seconds",
+		"Backend time by wait event (off CPU), or on CPU, idle, runnable (--collect wait)" },
 	[PGF_PROBES] = { "dbtap_probes_attached", EXPO_GAUGE, NULL,
 		"Probe attachments (USDT sites) dbtap holds on the cluster" },
 	[PGF_LOST] = { "dbtap_events_lost", EXPO_COUNTER, NULL,
@@ -527,14 +610,33 @@ void pgmon_write(struct pgmon *m, struct expo *e, enum pgmon_family f)
 				expo_double(e, l, 1, left <= 0 ? 0 : r > 0 ? left / r : INFINITY);
 		}
 		break;
+	case PGF_WAIT:
+		for (int i = 0; m->wait && i < m->nwaits; i++) {
+			const struct wseries *w = &m->waits[i];
+			struct pg_wait_name nm = { "", "" };
+			if (w->kind == WAIT_KIND_WAIT)
+				pg_wait_event_name(m->t.pg.major, w->event, &nm);
+			else
+				snprintf(nm.event, sizeof(nm.event), "%s", wait_kind_names[w->kind]);
+			l[1] = (struct expo_label){ "backend_type", w->type };
+			l[2] = (struct expo_label){ "wait_event_type", nm.type };
+			l[3] = (struct expo_label){ "wait_event", nm.event };
+			expo_seconds(e, l, 4, w->ns);
+		}
+		break;
 	case PGF_PROBES:
 		expo_u64(e, l, 1, (m->tps ? tps_probe_nlinks(m->tps) : 0) +
-				  (m->lat ? lat_probe_nlinks(m->lat) : 0));
+				  (m->lat ? lat_probe_nlinks(m->lat) : 0) +
+				  (m->wait ? wait_probe_nlinks(m->wait) : 0));
 		break;
 	case PGF_LOST:
 		if (m->lat) {
 			l[1] = (struct expo_label){ "reason", "statement_map_full" };
 			expo_u64(e, l, 2, m->lh->dropped);
+		}
+		if (m->wait) {
+			l[1] = (struct expo_label){ "reason", "wait_map_full" };
+			expo_u64(e, l, 2, m->wait_dropped);
 		}
 		break;
 	case PGF_BPF_RUNS:
@@ -616,6 +718,56 @@ static int open_latency(struct pgmon *m)
 	return m->lat ? 0 : -1;
 }
 
+/* The wait event word, as dbtap wait finds it: a symbol of the binary plus its load bias. */
+static int open_wait(struct pgmon *m)
+{
+	struct wait_probe_opts po = {
+		.target = &m->t, .binary = m->t.pg.binary, .major = m->t.pg.major,
+	};
+	struct elf_file *ef = elf_file_open(m->t.pg.binary);
+	struct pg_wait_loc loc;
+	struct elf_sym sym;
+	uint64_t bias;
+
+	if (!ef)
+		return -1;
+	if (pg_wait_locate(m->t.pg.major, ef, &loc) < 0 || elf_file_find_sym(ef, loc.symbol, &sym) < 0 ||
+	    proc_load_bias(m->t.pg.postmaster, m->t.pg.binary, &bias) < 0) {
+		elf_file_close(ef);
+		return -1;
+	}
+	elf_file_close(ef);
+	po.ptr_addr = bias + sym.value;
+	po.field_off = loc.field_off;
+	po.idle_event = pg_wait_event_lookup(m->t.pg.major, "Client", "ClientRead");
+	if (!po.idle_event)
+		po.idle_event = 0x06000000u;
+	m->wait = wait_probe_open(&po);
+	if (!m->wait)
+		return -1;
+	/* processes already running: accounted from now, in the wait they show now */
+	wait_probe_start(m->wait, wait_probe_now());
+	pg_cluster_refresh_procs(&m->t.pg);
+	for (int i = 0; i < m->t.pg.nprocs; i++) {
+		pid_t pid = m->t.pg.procs[i].pid;
+		uint64_t ptr = 0;
+		uint32_t ev = 0;
+		int st = proc_state(pid);
+		if (st < 0)
+			continue;
+		if (mem_read_u64(pid, po.ptr_addr, &ptr) < 0 || !ptr ||
+		    mem_read(pid, ptr + po.field_off, &ev, sizeof(ev)) < 0)
+			ev = 0;
+		wait_probe_seed(m->wait, pid, pid, st == 'R', ev);
+	}
+	if (wait_probe_attach(m->wait) < 0) {
+		wait_probe_destroy(m->wait);
+		m->wait = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 {
 	struct pgmon *m = calloc(1, sizeof(*m));
@@ -655,7 +807,9 @@ struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 		warning("cluster %s: statement latency is not collected", m->label);
 	if ((o->collect & COLLECT_WATCH) && open_watch(m) < 0)
 		warning("cluster %s: XID and OID counters are not collected", m->label);
-	if (!m->tps && !m->lat && !m->have_xid) {
+	if ((o->collect & COLLECT_WAIT) && open_wait(m) < 0)
+		warning("cluster %s: wait events are not collected", m->label);
+	if (!m->tps && !m->lat && !m->have_xid && !m->wait) {
 		pgmon_close(m);
 		return NULL;
 	}
@@ -668,6 +822,8 @@ void pgmon_close(struct pgmon *m)
 		return;
 	tps_probe_destroy(m->tps);
 	lat_probe_destroy(m->lat);
+	wait_probe_destroy(m->wait);
+	free(m->waits);
 	for (int i = 0; i < 2; i++)
 		probe_list_free(&m->lists[i]);
 	if (m->memfd >= 0)

@@ -12,7 +12,8 @@ enum {
 	COLLECT_TPS = 1,     /* transactions, aborts, transaction latency */
 	COLLECT_LATENCY = 2, /* statement latency, top statements */
 	COLLECT_WATCH = 4,   /* XID and OID consumption, wraparound horizon (poll mode) */
-	COLLECT_ALL = 7,
+	COLLECT_WAIT = 8,    /* time per wait event (sched_switch: costs every switch of the host) */
+	COLLECT_DEFAULT = 7,
 };
 
 struct pgmon_opts {
@@ -34,6 +35,7 @@ enum pgmon_family {
 	PGF_XID_UNTIL_STOP,
 	PGF_XID_UNTIL_WRAP,
 	PGF_XID_HORIZON,
+	PGF_WAIT,
 	PGF_PROBES,
 	PGF_LOST,
 	PGF_BPF_RUNS,

@@ -232,6 +232,24 @@ assert get(\"dbtap_transactions_total\", cluster=\"$cluster\", database=\"bench\
 	serve_stop
 '
 
+test_expect_success '--collect wait: pg_sleep time under Timeout:PgSleep, as long as the sleeps' '
+	serve_start wait.err --pg "$PGDATA" --collect wait &&
+	scrape w0.txt &&
+	psql -XAtq -d bench -c "select pg_sleep(0.5)" -c "select pg_sleep(0.5)" -c "select pg_sleep(0.5)" >/dev/null &&
+	scrape w1.txt &&
+	cat w0.txt w1.txt | metrics_py "
+v = pick(\"dbtap_wait_seconds_total\", cluster=\"$cluster\", backend_type=\"client backend\",
+         wait_event_type=\"Timeout\", wait_event=\"PgSleep\")
+assert len(v) == 1, v
+# pg_sleep sleeps at least what it is asked, and wakes within milliseconds of it
+assert 1.5 <= v[0] < 1.6, v
+" &&
+	metrics_py "
+assert get(\"dbtap_events_lost_total\", cluster=\"$cluster\", reason=\"wait_map_full\") == 0
+" <w1.txt &&
+	serve_stop
+'
+
 test_expect_success 'docs/fleet.md: its recording rules and alerts pass promtool check rules' '
 	python3 -c "
 s = open(\"$TEST_ROOT/docs/fleet.md\").read()
