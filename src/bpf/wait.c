@@ -74,6 +74,7 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	wp->skel->rodata->want_stacks = o->stacks;
 	if (o->stacks)
 		bpf_map__set_max_entries(wp->skel->maps.stacks, WAIT_STACKS);
+	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
 	err = wait__load(wp->skel);
 	if (err) {
 		errno = -err;
@@ -155,13 +156,16 @@ static int attach_usdt(struct wait_probe *wp, int slot, const char *provider, co
 int wait_probe_attach(struct wait_probe *wp)
 {
 	const struct pg_probes *n = pg_probes_for(wp->o->major);
-	struct bpf_link *l = bpf_program__attach(wp->skel->progs.on_switch);
+	struct bpf_link *l = bpf_program__attach(wp->o->floor ? wp->skel->progs.on_switch_empty :
+						 wp->skel->progs.on_switch);
 
 	if (!l || push(wp, l) < 0) {
 		error_errno("cannot attach to the sched_switch tracepoint");
 		hint("the kernel needs BTF (CONFIG_DEBUG_INFO_BTF); 'dbtap doctor' checks it");
 		return -1;
 	}
+	if (wp->o->floor)
+		return 0;
 	if (!n) {
 		error("PostgreSQL %d is older than any version dbtap knows the probes of",
 		      wp->o->major);

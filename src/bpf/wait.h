@@ -80,7 +80,7 @@ struct wait_drops {
 	__u64 threads_full; /* switches of threads not followed: the thread map was full */
 	__u64 texts_full;
 	__u64 stacks_lost;  /* --stacks: stacks that could not be taken */
-	__u64 switches;     /* switches of followed threads (out + in) */
+	__u64 switches;     /* program runs (switches) that involved a followed thread */
 };
 
 #ifndef __VMLINUX_H__
@@ -100,6 +100,7 @@ struct wait_probe_opts {
 	uint32_t field_off;   /* offset of the u32 behind that pointer */
 	uint32_t idle_event;  /* Client:ClientRead */
 	bool stacks;
+	bool floor;           /* attach an empty program instead (bench/wait-switch.sh) */
 };
 
 /* An aggregate entry, read back. */

@@ -13,10 +13,14 @@
 #include "pg/layout.h"
 #include "pg/probes.h"
 #include "pg/waitevent.h"
+#include "report/flame.h"
+#include "report/folded.h"
+#include "report/stackset.h"
 #include "target/elf.h"
 #include "target/label.h"
 #include "target/mem.h"
 #include "target/proc.h"
+#include "target/symbolize.h"
 #include "target/target.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -69,9 +73,11 @@ struct wait_cmd {
 	struct pinfo *pi;
 	int npi;
 	struct snap prev;
+	struct symbolizer *sym; /* --stacks */
+	bool attached;
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS, OPT_FLOOR };
 
 static const struct frame_opt wait_opts[] = {
 	FRAME_OPT_PG,
@@ -87,6 +93,8 @@ static const struct frame_opt wait_opts[] = {
 	{ "stacks", OPT_STACKS, no_argument, NULL,
 	  "kernel and user stacks at each switch-out: an off-CPU flame graph" },
 	{ "output", 'o', required_argument, "FILE", "--stacks: FILE.svg (flame graph) or FILE.folded" },
+	/* bench/wait-switch.sh: an empty program at the same tracepoint, the cost floor */
+	{ "empty-program", OPT_FLOOR, no_argument, NULL, "", FRAME_OPT_CMD, true },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -129,6 +137,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_STACKS:
 		c->stacks = true;
+		return 0;
+	case OPT_FLOOR:
+		c->po.floor = true;
 		return 0;
 	case 'o':
 		c->out_path = arg;
@@ -670,6 +681,10 @@ static void json_report(struct wait_cmd *c, const struct frame_report *fr, struc
 	if (c->stacks)
 		json_uint(&j, "stacks_lost", d->stacks_lost);
 	json_object_end(&j);
+	/* the program's runs (context switches) that involved a traced thread */
+	json_object_begin(&j, "program");
+	json_uint(&j, "traced_switches", d->switches);
+	json_object_end(&j);
 	json_object_end(&j);
 	json_flush_line(&j, stdout);
 	json_release(&j);
@@ -885,11 +900,111 @@ out:
 	return ret;
 }
 
+#define STACK_MAX 127
+
+/* One off-CPU stretch's stacks, root first: the wait, the user stack, the kernel stack. */
+static int stack_add(struct wait_cmd *c, struct stack_set *ss, const struct wait_entry *e)
+{
+	uint64_t ips[STACK_MAX];
+	uint32_t f[2 * STACK_MAX + 2];
+	struct sym_frame sf;
+	char root[128];
+	int n = 0, k;
+
+	if (e->k.kind == WAIT_KIND_WAIT || e->k.kind == WAIT_KIND_IDLE) {
+		struct pg_wait_name nm;
+		pg_wait_event_name(c->major, e->k.event, &nm);
+		snprintf(root, sizeof(root), "%s:%s", nm.type, nm.event);
+	} else {
+		snprintf(root, sizeof(root), "%s", kind_label(e->k.kind));
+	}
+	f[n++] = stack_set_frame(ss, root, STACK_GROUP);
+	if (!e->k.stack && !e->k.ustack)
+		f[n++] = stack_set_frame(ss, "[stack lost]", STACK_MARK);
+	k = wait_probe_stack(c->wp, e->k.ustack, ips, STACK_MAX);
+	for (int i = k - 1; i >= 0; i--) {
+		symbolizer_user(c->sym, e->k.tgid, ips[i], i > 0, &sf);
+		f[n++] = stack_set_frame(ss, sf.name, sf.kind == SYM_UNNAMED ? STACK_UNNAMED :
+					 sf.kind == SYM_JIT ? STACK_JIT : STACK_USER);
+	}
+	k = wait_probe_stack(c->wp, e->k.stack, ips, STACK_MAX);
+	/* the leaf frames are the tracepoint's and the program's own: not the wait's */
+	int skip = 0;
+	while (skip < k) {
+		symbolizer_kernel(c->sym, ips[skip], skip > 0, &sf);
+		if (strncmp(sf.name, "bpf_", 4) && strncmp(sf.name, "__bpf_", 6) &&
+		    strncmp(sf.name, "__traceiter_", 12))
+			break;
+		skip++;
+	}
+	for (int i = k - 1; i >= skip; i--) {
+		symbolizer_kernel(c->sym, ips[i], i > 0, &sf);
+		f[n++] = stack_set_frame(ss, sf.name, STACK_KERNEL);
+	}
+	for (int i = 0; i < n; i++)
+		if (f[i] == UINT32_MAX)
+			return -1;
+	/* microseconds: a folded count is an integer, and ns would overflow nothing but read badly */
+	return stack_set_add(ss, f, n, (e->v.ns + 500) / 1000);
+}
+
+/* --stacks: the off-CPU flame graph (or folded stacks) of the whole run. */
+static int stacks_write(struct wait_cmd *c)
+{
+	struct stack_set ss;
+	struct snap s;
+	FILE *f;
+	int ret = -1;
+
+	if (snap_take(c, &s) < 0)
+		return -1;
+	stack_set_init(&ss);
+	for (int i = 0; i < s.n; i++) {
+		const struct wait_entry *e = &s.e[i];
+		if (e->k.kind == WAIT_KIND_CPU || e->k.kind == WAIT_KIND_RUNNABLE ||
+		    (e->k.kind == WAIT_KIND_IDLE && !c->include_idle) || e->v.ns < 500)
+			continue;
+		if (stack_add(c, &ss, e) < 0)
+			goto out;
+	}
+	f = fopen(c->out_path, "w");
+	if (!f) {
+		error_errno("cannot write '%s'", c->out_path);
+		hint("check that the directory exists and can be written");
+		goto out;
+	}
+	if (ends_with(c->out_path, ".folded")) {
+		ret = folded_write(&ss, f);
+	} else {
+		char sub[256];
+		snprintf(sub, sizeof(sub), "%s, %.1f s; off-CPU time in microseconds, the wait event"
+			 " at the root", target_describe(&c->t), frame_time_s(&c->f));
+		struct flame_opts fo = { .title = "Off-CPU time by wait event", .subtitle = sub,
+					 .unit = "us" };
+		ret = flame_write_svg(&ss, f, &fo);
+	}
+	if (fclose(f) || ret < 0) {
+		error_errno("cannot write '%s'", c->out_path);
+		hint("check the free space of its file system");
+		ret = -1;
+		goto out;
+	}
+	fprintf(stderr, "wrote %s: %zu stacks, %.3f s off CPU\n", c->out_path, ss.n, ss.total / 1e6);
+out:
+	stack_set_free(&ss);
+	snap_free(&s);
+	return ret;
+}
+
 /* After the summary: detach and free; safe twice (error paths, then the frame). */
 static void cleanup(void *ctx)
 {
 	struct wait_cmd *c = ctx;
 
+	if (c->attached && c->out_path && c->sym)
+		stacks_write(c);
+	symbolizer_free(c->sym);
+	c->sym = NULL;
 	wait_probe_destroy(c->wp);
 	c->wp = NULL;
 	snap_free(&c->prev);
@@ -959,10 +1074,24 @@ int cmd_wait(int argc, char **argv)
 	c.f.target = &c.t;
 	frame_start(&c.f);
 	seed(&c);
+	if (c.stacks) {
+		pid_t *pids;
+		int n = current_pids(&c, &pids);
+		c.sym = symbolizer_new();
+		for (int i = 0; c.sym && i < n; i++)
+			symbolizer_add_pid(c.sym, pids[i]);
+		/* backends forked later have the postmaster's layout (no exec) */
+		if (c.sym && c.t.kind == TARGET_PG)
+			symbolizer_set_fallback(c.sym, c.t.pg.postmaster);
+		else if (c.sym)
+			symbolizer_set_fallback(c.sym, c.t.pids[0]);
+		free(pids);
+	}
 	if (wait_probe_attach(c.wp) < 0) {
 		ret = EXIT_FAIL;
 		goto fail;
 	}
+	c.attached = true;
 	fprintf(stderr, "tracing waits in %s (%d probes); Ctrl-C to stop\n",
 		target_describe(&c.t), wait_probe_nlinks(c.wp));
 	return frame_run(&c.f, &ops, &c);
