@@ -17,6 +17,7 @@
 #include "report/flame.h"
 #include "report/folded.h"
 #include "report/stackset.h"
+#include "target/label.h"
 #include "target/target.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -427,6 +428,19 @@ static uint64_t key_hash(const struct profile_key *k)
 	return hash_bytes(k, sizeof(*k), 11);
 }
 
+/*
+ * "user" and "database" of a "processes" element (docs/json.md): from the one label
+ * rule, null for processes that have none or are gone.
+ */
+static void json_user_database(struct json *j, struct profile_cmd *c, uint32_t pid)
+{
+	struct pid_label l;
+
+	target_label(&c->t, pid, NULL, 0, &l);
+	json_str(j, "user", l.user[0] ? l.user : NULL);
+	json_str(j, "database", l.database[0] ? l.database : NULL);
+}
+
 /* Samples per process in one report, for the "processes" array. */
 struct proc_count {
 	uint32_t pid;
@@ -652,7 +666,7 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 	json_uint(&j, "entry_callers_restored", st->entry_fixed);
 	json_uint(&j, "stacks", ss->n);
 	if (summary)
-		json_double(&j, "symbolize_ms", sym_ms);
+		json_double(&j, "symbolize_us", sym_ms * 1000);
 	/* the breakdown is named for what its elements are (docs/json.md) */
 	bool per_proc = c->by == PROF_BY_PID || c->by == PROF_BY_THREAD;
 	json_array_begin(&j, per_proc ? "processes" : "types");
@@ -665,6 +679,7 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 			split_id(gname, label, sizeof(label), &id);
 			json_uint(&j, "pid", id);
 			json_str(&j, "type", label);
+			json_user_database(&j, c, id);
 		} else if (c->by == PROF_BY_THREAD) {
 			split_id(gname, label, sizeof(label), &id);
 			uint32_t pid = prof_engine_thread_pid(c->e, id);
@@ -673,6 +688,7 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 				json_uint(&j, "tid", id);
 			json_str(&j, "thread", label);
 			json_str(&j, "type", prof_engine_label(c->e, pid));
+			json_user_database(&j, c, pid);
 		} else {
 			json_str(&j, "type", gname);
 		}
@@ -687,6 +703,7 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 			json_object_begin(&j, NULL);
 			json_uint(&j, "pid", col->procs[i].pid);
 			json_str(&j, "type", prof_engine_label(c->e, col->procs[i].pid));
+			json_user_database(&j, c, col->procs[i].pid);
 			json_uint(&j, "samples", col->procs[i].samples);
 			json_object_end(&j);
 		}

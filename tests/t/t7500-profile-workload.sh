@@ -31,7 +31,8 @@ assert abs(share - 0.75) <= 0.03, share
 	json_py "
 assert d[\"report\"] == \"summary\" and d[\"lost\"][\"total\"] == 0, d
 assert [t[\"type\"] for t in d[\"types\"]] == [\"profloop\"], d
-assert d[\"processes\"] == [{\"pid\": $pid, \"type\": \"profloop\", \"samples\": d[\"samples\"]}], d
+assert d[\"processes\"] == [{\"pid\": $pid, \"type\": \"profloop\", \"user\": None, \"database\": None,
+                            \"samples\": d[\"samples\"]}], d
 f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}
 assert f[\"main\"][\"total\"] == d[\"samples\"], f
 assert f[\"f_a\"][\"self\"] + f[\"f_b\"][\"self\"] == d[\"samples\"], f

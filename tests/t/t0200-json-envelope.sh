@@ -1,0 +1,111 @@
+#!/bin/bash
+test_description='every command'"'"'s every -j line carries the envelope docs/json.md describes'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/watch.sh
+
+DOC="$TEST_ROOT/docs/json.md"
+envelope() {
+	python3 "$TEST_LIB/envelope.py" "$DOC" "$@"
+}
+
+# load: transactions with XIDs in a loop while a command runs (in the background; one
+# psql per statement, so that killing the loop ends it)
+load_start() {
+	{ while :; do psql -XAtqc "select txid_current()" >/dev/null 2>&1; sleep 0.02; done; } &
+	LOAD_PID=$!
+	test_when_finished 'kill $LOAD_PID 2>/dev/null; wait $LOAD_PID 2>/dev/null; :'
+}
+
+test_expect_success 'the checker itself refuses what docs/json.md does not allow' '
+	printf "%s\n" "{\"report\":\"summary\",\"time_s\":1,\"duration_s\":1,\"end\":\"duration\"}" >ok.json &&
+	envelope ok.json summary &&
+	printf "%s\n" "{\"summary\":true,\"time\":1}" >old.json &&
+	test_must_fail envelope old.json &&
+	printf "%s\n" "{\"report\":\"total\",\"time_s\":1}" >kind.json &&
+	test_must_fail envelope kind.json &&
+	printf "%s\n" "{\"report\":\"interval\",\"time_s\":1,\"interval_s\":1,\"mean_ms\":3}" >unit.json &&
+	test_must_fail envelope unit.json &&
+	printf "%s\n" "{\"report\":\"interval\",\"time_s\":1.0000001,\"interval_s\":1}" >prec.json &&
+	test_must_fail envelope prec.json &&
+	printf "%s\n" "{\"report\":\"summary\",\"time_s\":1,\"duration_s\":1,\"end\":\"duration\",\"processes\":[{\"pid\":1}]}" >bd.json &&
+	test_must_fail envelope bd.json
+'
+
+test_expect_success 'set up a cluster' '
+	pg_start pg "autovacuum = off"
+'
+
+test_expect_success 'doctor' '
+	dbtap doctor --pg="$PGDATA" -j >doctor.json &&
+	envelope doctor.json summary
+'
+
+test_expect_success 'pg' '
+	dbtap pg --pg="$PGDATA" -j >pg.json &&
+	envelope pg.json cluster
+'
+
+test_expect_success 'tps' '
+	load_start &&
+	dbtap tps --pg="$PGDATA" -j -i 0.2 -d 1 --by pid >tps.json &&
+	envelope tps.json interval summary
+'
+
+test_expect_success 'latency' '
+	load_start &&
+	dbtap latency --pg="$PGDATA" -j -i 0.2 -d 1 --by type query >latency.json &&
+	envelope latency.json interval summary
+'
+
+test_expect_success 'count' '
+	load_start &&
+	dbtap count --pg="$PGDATA" -j -i 0.2 -d 1 --by database usdt:postgresql:transaction__start >count.json &&
+	envelope count.json interval summary
+'
+
+test_expect_success 'watch (trap, with events) and watch --layouts' '
+	load_start &&
+	watch_start watch.json xid --pg="$PGDATA" -j -i 0.2 -d 1 --by user --events &&
+	watch_wait &&
+	envelope watch.json interval event summary &&
+	dbtap watch --layouts -j >layouts.json &&
+	envelope layouts.json layout
+'
+
+test_expect_success 'watch --mode poll' '
+	load_start &&
+	dbtap watch xid --pg="$PGDATA" -j -i 0.2 -d 1 --mode poll >poll.json 2>/dev/null &&
+	envelope poll.json interval summary
+'
+
+# stat's reports still say "total" and carry no interval_s: a known breakage until it
+# stands on the frame.
+test_expect_failure 'stat' '
+	load_start &&
+	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 >stat.json 2>/dev/null &&
+	envelope stat.json interval summary &&
+	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --per query >statq.json 2>/dev/null &&
+	envelope statq.json interval summary
+'
+
+test_expect_success 'profile' '
+	load_start &&
+	dbtap profile --pg="$PGDATA" -j -i 0.2 -d 1 >profile.json 2>/dev/null &&
+	envelope profile.json interval summary
+'
+
+test_expect_success 'wait' '
+	load_start &&
+	dbtap wait --pg="$PGDATA" -j -i 0.2 -d 1 >wait.json 2>/dev/null &&
+	envelope wait.json interval summary
+'
+
+test_expect_success 'bench and bench pgbench' '
+	dbtap bench --quick -j uprobe-nop >bench.json 2>/dev/null &&
+	envelope bench.json config row summary &&
+	dbtap bench pgbench --pg "$PGDATA" -d 0.5 -c 1 -j >pgbench.json 2>/dev/null &&
+	envelope pgbench.json row summary
+'
+
+test_done
