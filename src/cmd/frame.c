@@ -1,8 +1,10 @@
 /* The command frame: option table -> getopt_long and --help, the report loop, the JSON envelope. */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/frame.h"
 #include "util/error.h"
@@ -260,6 +262,25 @@ static void report_interval(struct run_state *st, uint64_t now)
 	st->ops->report(st->ctx, &r);
 }
 
+/*
+ * DBTAP_TEST_SLOW_TEARDOWN_MS: the tests' way to make a teardown last (a real one is
+ * fast on an idle machine), to check the note and that a second Ctrl-C ends it while
+ * the kernel still releases everything.
+ */
+static void test_slow_teardown(void)
+{
+	const char *v = getenv("DBTAP_TEST_SLOW_TEARDOWN_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	struct timespec ts;
+
+	if (ms <= 0 || ms > 60000)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		; /* the note's alarm: go on sleeping what is left */
+}
+
 int frame_run(struct frame *f, const struct frame_ops *ops, void *ctx)
 {
 	struct run_state st = { .f = f, .ops = ops, .ctx = ctx };
@@ -295,11 +316,11 @@ int frame_run(struct frame *f, const struct frame_ops *ops, void *ctx)
 	ops->report(ctx, &r);
 	fflush(stdout);
 
-	if (ops->teardown) {
-		runloop_teardown_begin(ops->teardown_what ? ops->teardown_what : "cleaning up", 500);
+	runloop_teardown_begin(ops->teardown_what ? ops->teardown_what : "cleaning up", 500);
+	test_slow_teardown();
+	if (ops->teardown)
 		ops->teardown(ctx);
-		runloop_teardown_end();
-	}
+	runloop_teardown_end();
 	return EXIT_OK;
 }
 
