@@ -36,7 +36,7 @@ test_expect_success 'an unknown global option exits 2 and names it' '
 '
 
 test_expect_success 'an unknown command option exits 2 and names it, for every command' '
-	for c in doctor pg watch tps latency count stat bench; do
+	for c in doctor pg watch tps latency count stat profile wait bench serve; do
 		test_expect_code 2 dbtap $c --frobnicate >out 2>err || return 1
 		test_grep "^error: .*frobnicate" err || return 1
 		test_grep "^hint: " err || return 1
@@ -46,9 +46,22 @@ test_expect_success 'an unknown command option exits 2 and names it, for every c
 '
 
 test_expect_success 'dbtap COMMAND --help prints its usage and exits 0, for every command' '
-	for c in doctor pg watch tps latency count stat bench; do
+	for c in doctor pg watch tps latency count stat profile wait bench serve; do
 		dbtap $c --help >out || return 1
 		test_grep "usage: dbtap $c" out || return 1
+	done
+'
+
+test_expect_success 'every option a synopsis names is in its options list, and -h is --help' '
+	for c in doctor pg watch tps latency count profile wait bench serve; do
+		dbtap $c --help >h.$c || return 1
+		dbtap $c -h >h2.$c || return 1
+		test_cmp h.$c h2.$c || return 1
+		sed -n "/^usage:/,/^$/p" h.$c | grep -o -- "--[a-z][a-z-]*" | sort -u >syn.$c
+		sed -n "/^options:/,/^$/p" h.$c | grep -o -- "--[a-z][a-z-]*" | sort -u >opt.$c
+		test -s syn.$c || return 1
+		comm -23 syn.$c opt.$c >missing.$c
+		test ! -s missing.$c || { echo "$c: $(cat missing.$c)"; return 1; }
 	done
 '
 
@@ -56,7 +69,7 @@ test_expect_success 'make install puts the binary and the docs under DESTDIR/PRE
 	make -s -C "$TEST_ROOT" install DESTDIR="$TRASH/inst" PREFIX=/opt/dbtap >/dev/null &&
 	"$TRASH"/inst/opt/dbtap/bin/dbtap --version >out &&
 	test_grep "^dbtap " out &&
-	for d in README.md architecture.md doctor.md pg.md watch.md tps.md stat.md bench.md; do
+	for d in README.md architecture.md json.md doctor.md pg.md watch.md tps.md stat.md bench.md; do
 		test -f "$TRASH"/inst/opt/dbtap/share/doc/dbtap/$d || return 1
 	done
 '
