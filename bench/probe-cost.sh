@@ -22,8 +22,8 @@ python3 -c '
 import json, sys
 lines = [json.loads(l) for l in sys.stdin if l.strip()]
 cfg = lines[0]
-rows = {(r["mechanism"], r["program"]): r for r in lines if r["type"] == "row" and r["available"]}
-print("dbtap bench, %d x %g s per row, Linux %s, %d cpus, %s" % (cfg["repeats"], cfg["duration_s"],
+rows = {(r["mechanism"], r["program"]): r for r in lines if r["report"] == "row" and r["available"]}
+print("dbtap bench, %d x %g s per row, Linux %s, %d cpus, %s" % (cfg["repeats"], cfg["run_s"],
       cfg["kernel"], cfg["cpus"], cfg["bpftrace"] or "no bpftrace"))
 print("%-15s %9s %9s %9s %9s %14s %16s" % ("mechanism", "handler", "empty", "bpftrace",
       "prog +%", "handler/empty", "handler/bpftrace"))

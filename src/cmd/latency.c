@@ -603,8 +603,9 @@ static void report(void *ctx, const struct frame_report *r)
 			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);
 		} else {
-			printf("%s%s -> %s  count %" PRIu64 "  %.1f/s  us: mean %.1f p50 %.1f p90 %.1f "
-			       "p99 %.1f max %.1f\n", i || summary ? "  " : "", c->labels[2 * i],
+			/* pairs after the first line up under it, past the interval's stamp */
+			printf("%*s%s -> %s  count %" PRIu64 "  %.1f/s  us: mean %.1f p50 %.1f p90 %.1f "
+			       "p99 %.1f max %.1f\n", summary ? 2 : i ? 11 : 0, "", c->labels[2 * i],
 			       c->labels[2 * i + 1], s.count, secs > 0 ? s.count / secs : 0.0,
 			       s.mean / 1e3, s.p50 / 1e3, s.p90 / 1e3, s.p99 / 1e3, s.max / 1e3);
 			if (summary || c->hist_given)

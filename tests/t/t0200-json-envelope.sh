@@ -108,4 +108,9 @@ test_expect_success 'bench and bench pgbench' '
 	envelope pgbench.json row summary
 '
 
+test_expect_success 'serve' '
+	dbtap serve --pg="$PGDATA" --listen 127.0.0.1:0 -d 1 -j >serve.json 2>serve.err &&
+	envelope serve.json summary
+'
+
 test_done
