@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -131,12 +132,25 @@ static bool is_keyword(const char *w, size_t len)
  * One pass over sql. With o == NULL only the highest $n already present is
  * returned, so that new parameters are numbered after it (as pg_stat_statements does).
  */
-static int scan(const char *s, struct out *o, int first_param)
+static int scan(const char *s, struct out *o, int first_param, bool std_strings,
+		unsigned char *lit)
 {
+	const char *base = s;
 	int param = first_param, maxp = 0;
 	enum prev_tok prev = PREV_NONE;
 
+	/* a literal token [t, s) was just skipped: marked in lit, $n in the output */
+#define LITERAL()                                                     \
+	do {                                                          \
+		if (lit)                                              \
+			memset(lit + (t - base), 1, s - t);           \
+		if (o)                                                \
+			put_param(o, param++);                        \
+		prev = PREV_VALUE;                                    \
+	} while (0)
+
 	while (*s) {
+		const char *t = s;
 		unsigned char c = (unsigned char)*s;
 
 		if (isspace(c)) {
@@ -166,10 +180,9 @@ static int scan(const char *s, struct out *o, int first_param)
 			if (o)
 				put_space(o);
 		} else if (c == '\'') {
-			s = skip_quoted(s, '\'', false);
-			if (o)
-				put_param(o, param++);
-			prev = PREV_VALUE;
+			/* standard_conforming_strings off: backslash escapes in '..' too */
+			s = skip_quoted(s, '\'', !std_strings);
+			LITERAL();
 		} else if (c == '"') {
 			const char *e = skip_quoted(s, '"', false);
 			while (o && s < e)
@@ -180,9 +193,7 @@ static int scan(const char *s, struct out *o, int first_param)
 			   (isdigit((unsigned char)s[1]) || (s[1] == '.' && isdigit((unsigned char)s[2])))) {
 			/* A negative constant: PostgreSQL folds the sign into it. */
 			s = skip_number(s + 1);
-			if (o)
-				put_param(o, param++);
-			prev = PREV_VALUE;
+			LITERAL();
 		} else if (c == '$' && isdigit((unsigned char)s[1])) {
 			int n = 0;
 			const char *b = s++;
@@ -218,14 +229,10 @@ static int scan(const char *s, struct out *o, int first_param)
 				end = e + 1;
 			}
 			s = end;
-			if (o)
-				put_param(o, param++);
-			prev = PREV_VALUE;
+			LITERAL();
 		} else if (isdigit(c) || (c == '.' && isdigit((unsigned char)s[1]))) {
 			s = skip_number(s);
-			if (o)
-				put_param(o, param++);
-			prev = PREV_VALUE;
+			LITERAL();
 		} else if (ident_start(c)) {
 			const char *b = s;
 			while (ident_char((unsigned char)*s))
@@ -233,17 +240,16 @@ static int scan(const char *s, struct out *o, int first_param)
 			size_t wl = s - b;
 			/* E'..', B'..', X'..', N'..' and U&'..' literals: the prefix goes too. */
 			if (*s == '\'' && wl == 1 && strchr("eEbBxXnN", b[0])) {
-				s = skip_quoted(s, '\'', b[0] == 'e' || b[0] == 'E');
-				if (o)
-					put_param(o, param++);
-				prev = PREV_VALUE;
+				/* E'..' always has escapes; N'..' is a '..' string; B/X none */
+				bool esc = b[0] == 'e' || b[0] == 'E' ||
+					   (!std_strings && (b[0] == 'n' || b[0] == 'N'));
+				s = skip_quoted(s, '\'', esc);
+				LITERAL();
 				continue;
 			}
 			if (wl == 1 && (b[0] == 'u' || b[0] == 'U') && s[0] == '&' && s[1] == '\'') {
 				s = skip_quoted(s + 1, '\'', false);
-				if (o)
-					put_param(o, param++);
-				prev = PREV_VALUE;
+				LITERAL();
 				continue;
 			}
 			prev = is_keyword(b, wl) ? PREV_KEYWORD : PREV_WORD;
@@ -256,18 +262,64 @@ static int scan(const char *s, struct out *o, int first_param)
 			s++;
 		}
 	}
+#undef LITERAL
 	return maxp;
+}
+
+/*
+ * Where a '..' string with a backslash ends depends on standard_conforming_strings,
+ * a setting of each session that dbtap does not see: 'a\' is the whole string "a\"
+ * when it is on, and the start of a string holding "'" when it is off. Such a text
+ * is read both ways, and every byte that either reading puts in a literal is taken as
+ * literal: each run of them becomes one '' before the usual pass. No literal text
+ * shows whichever way the session reads it (a little code may go with it). Returns
+ * the text to normalize: sql itself when no backslash makes the readings differ, a
+ * malloc'd copy otherwise, NULL when out of memory.
+ */
+static char *both_readings(const char *sql)
+{
+	size_t n = strlen(sql), k = 0;
+	unsigned char *lit;
+	char *out;
+
+	if (!strchr(sql, '\\'))
+		return (char *)sql;
+	lit = calloc(n + 1, 1);
+	out = malloc(2 * n + 1); /* each byte becomes at most '' */
+	if (!lit || !out) {
+		free(lit);
+		free(out);
+		return NULL;
+	}
+	scan(sql, NULL, 1, true, lit);
+	scan(sql, NULL, 1, false, lit);
+	for (size_t i = 0; i < n; i++) {
+		if (!lit[i]) {
+			out[k++] = sql[i];
+		} else if (i == 0 || !lit[i - 1]) {
+			out[k++] = '\'';
+			out[k++] = '\'';
+		}
+	}
+	out[k] = '\0';
+	free(lit);
+	return out;
 }
 
 size_t pg_normalize_query(const char *sql, char *buf, size_t len)
 {
 	struct out o = { buf, len, 0, 0 };
+	char *text;
 	int maxp;
 
 	if (!sql)
 		sql = "";
-	maxp = scan(sql, NULL, 1);
-	scan(sql, &o, maxp + 1);
+	text = both_readings(sql);
+	/* out of memory: nothing of the text rather than all of it */
+	maxp = scan(text ? text : "''", NULL, 1, true, NULL);
+	scan(text ? text : "''", &o, maxp + 1, true, NULL);
+	if (text != sql)
+		free(text);
 	if (o.last == ' ')
 		o.pos--; /* no trailing space */
 	if (len) {

@@ -99,6 +99,33 @@ test_expect_success 'a backend that ends on an error keeps one pending start, no
 	json_py "assert d[\"pending\"] == 1 and d[\"pairs\"][0][\"count\"] == 0, d" <l5.json
 '
 
+# standard_conforming_strings off: 'secret\' is no string end; on: C:\tmp\ is one string.
+# (\047 is a quote: the SQL cannot sit inside the quoted test body as it is)
+test_expect_success 'standard_conforming_strings off: a backslash hides no literal from redaction' '
+	printf "%s\n" "set standard_conforming_strings = off;" \
+		"select \047secret\\\\\047 password=hunter2 \047 as v;" \
+		"select \047C:\\\\\\\\tmp\\\\\\\\\047 as path, \047x\047 as y;" \
+		"set standard_conforming_strings = on;" \
+		"select \047C:\\\\tmp\\\\\047 as path2, \047pw=hunter3\047 as z;" >scs.fmt &&
+	printf "$(cat scs.fmt)\n" >scs.sql &&
+	cat scs.sql &&
+	trace_start l7.json latency --pg="$PGDATA" -j query &&
+	psql -XAt -v ON_ERROR_STOP=1 -f scs.sql >scs.out 2>scs.err &&
+	trace_stop &&
+	cat scs.out &&
+	test_grep "password=hunter2" scs.out &&
+	test_grep "^C:.tmp.|x$" scs.out &&
+	json_py "
+top = [t[\"query\"] for t in d[\"top\"]]
+for q in top:
+    for secret in (\"secret\", \"hunter\", \"tmp\", \"pw=\"):
+        assert secret not in q, (secret, top)
+assert \"select \$1\" in top, top
+# the two sets and the three selects, each counted
+assert sum(t[\"count\"] for t in d[\"top\"]) == 5, d[\"top\"]
+" <l7.json
+'
+
 test_expect_success '--raw-query shows the statement as sent' '
 	trace_start l6.json latency --pg="$PGDATA" -j --raw-query query &&
 	pg_sql "select '"'visible-literal'"'" >/dev/null &&

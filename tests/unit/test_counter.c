@@ -210,7 +210,17 @@ static void test_stathash(void **state)
 	assert_true(hash_of("select * from t where a = 1") == hash_of("select * from t where a = 42"));
 	assert_true(hash_of("update t set v = 'x' where id = 3") ==
 		    hash_of("update t set v = 'yy' where id = 12345"));
-	assert_true(hash_of("select 1.5") == hash_of("select 17"));
+	assert_true(hash_of("select 1.5") == hash_of("select 17.25"));
+	/* finer than the normalizer where it must be: user space merges what it makes equal */
+	assert_true(hash_of("select 1.2.3") != hash_of("select 1..33"));
+	assert_true(hash_of("select 'x'") != hash_of("select ?"));
+	/* nested comments end where PostgreSQL ends them */
+	assert_true(hash_of("/* /* */ 'a' */ x") != hash_of("/* /* */ '*/ x' */ y"));
+	/* from a backslash or a possible dollar quote on, every byte counts */
+	assert_true(hash_of("select 'a\\' , 1 '") != hash_of("select 'bb' , 1 '"));
+	assert_true(hash_of("select E'\\' , x'") != hash_of("select E'' , x''"));
+	assert_true(hash_of("select $$it'$$ x") != hash_of("select $$it'anything"));
+	assert_true(hash_of("select $1, 5") == hash_of("select $1, 6"));
 	/* digits in identifiers, quoted identifiers and comments do */
 	assert_true(hash_of("select * from t1") != hash_of("select * from t2"));
 	assert_true(hash_of("select \"a 1\" from t") != hash_of("select \"a 2\" from t"));

@@ -44,6 +44,27 @@ static void test_kept(void **state)
 	check("select true, null", "select true, null");
 }
 
+/*
+ * standard_conforming_strings is a setting of each session: a backslash in '..' may
+ * end the string early (on) or escape its quote (off). Neither reading may show any
+ * byte the other puts in a literal.
+ */
+static void test_backslash_strings(void **state)
+{
+	/* off: one string up to the last quote; on: two strings and code between them */
+	check("select 'secret\\' password=hunter2 ' as v", "select $1");
+	/* on: a Windows path then a column; off: a string to the end */
+	check("select 'C:\\tmp\\' as p, 2", "select $1");
+	/* both readings agree: nothing lost */
+	check("select 'a\\\\' , 'b'", "select $1 , $2");
+	check("select E'a\\'b' , 'c' from t", "select $1 , $2 from t");
+	check("select E'x\\\\', 'y'", "select $1, $2");
+	/* N'..' is a '..' string: the same two readings, the union of their literals */
+	check("select N'k\\' , 1 , 'z'", "select $1");
+	/* a backslash outside strings changes nothing */
+	check("select a \\ b, 'x'", "select a \\ b, $1");
+}
+
 static void test_space_comments(void **state)
 {
 	check("  select\n\t1 -- the answer\n  from  t /* a /* nested */ comment */ ;  ",
@@ -87,6 +108,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_literals),
 		cmocka_unit_test(test_kept),
+		cmocka_unit_test(test_backslash_strings),
 		cmocka_unit_test(test_space_comments),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_probes),
