@@ -116,13 +116,13 @@ test_expect_success 'standard_conforming_strings off: a backslash hides no liter
 	test_grep "password=hunter2" scs.out &&
 	test_grep "^C:.tmp.|x$" scs.out &&
 	json_py "
-top = [t[\"query\"] for t in d[\"top\"]]
+top = [t[\"query\"] for t in d[\"statements\"]]
 for q in top:
     for secret in (\"secret\", \"hunter\", \"tmp\", \"pw=\"):
         assert secret not in q, (secret, top)
 assert \"select \$1\" in top, top
 # the two sets and the three selects, each counted
-assert sum(t[\"count\"] for t in d[\"top\"]) == 5, d[\"top\"]
+assert sum(t[\"count\"] for t in d[\"statements\"]) == 5, d[\"statements\"]
 " <l7.json
 '
 
