@@ -506,7 +506,7 @@ static void serve_report(void *ctx, const struct frame_report *r)
 		return;
 	}
 	frame_text_head(stdout, r);
-	printf(": %llu scrapes, %d clusters served, %llu attached, %llu dropped\n", c->scrapes,
+	printf("%llu scrapes, %d clusters served, %llu attached, %llu dropped\n", c->scrapes,
 	       c->nmons, c->attaches, c->detaches);
 }
 
