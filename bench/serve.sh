@@ -23,7 +23,7 @@ cd "$TRASH" || exit 1
 
 SERVE_PID=
 serve_start() {
-	"$DBTAP" serve --pg "$PGDATA" --listen 127.0.0.1:0 "$@" 2>serve.err &
+	"$DBTAP" serve --pg "$PGDATA" --listen 127.0.0.1:0 "$@" >serve.out 2>serve.err &
 	SERVE_PID=$!
 	test_atexit "kill $SERVE_PID"
 	for i in $(seq 1 200); do

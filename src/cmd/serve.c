@@ -70,7 +70,7 @@ static const struct frame_opt serve_opts[] = {
 	  "where /metrics is served (default 127.0.0.1:9187; :PORT\n"
 	  "for every address, with a warning; port 0: any free one)" },
 	{ "collect", OPT_COLLECT, required_argument, "LIST",
-	  "tps,latency,watch,wait (default tps,latency,watch)" },
+	  "tps,latency,watch,stat,wait (default all but wait)" },
 	{ "textfile", OPT_TEXTFILE, required_argument, "DIR",
 	  "also write DIR/dbtap.prom for node_exporter, atomically" },
 	{ "interval", 'i', required_argument, "SECS",
@@ -149,9 +149,11 @@ static int collect_opt(const char *arg, unsigned *out)
 			*out |= COLLECT_WATCH;
 		else if (!strcmp(w, "wait"))
 			*out |= COLLECT_WAIT;
+		else if (!strcmp(w, "stat"))
+			*out |= COLLECT_STAT;
 		else {
 			error("bad --collect '%s': '%s' is not a collector", arg, w);
-			hint("collectors: tps, latency, watch, wait (stat is not served yet)");
+			hint("collectors: tps, latency, watch, stat, wait");
 			return -1;
 		}
 	}

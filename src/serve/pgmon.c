@@ -73,6 +73,19 @@ struct wseries {
 	uint64_t ns;
 };
 
+/* --collect stat: a process's last counters, and its backend type's sums. */
+struct sproc {
+	pid_t pid;
+	int type;
+	bool seen;
+	struct proc_counters last;
+};
+
+struct stype {
+	char name[LABEL_LEN];
+	struct proc_counters retired, total;
+};
+
 struct xloc {
 	bool ok;
 	uint64_t addr;
@@ -103,6 +116,11 @@ struct pgmon {
 	struct wseries *waits;
 	int nwaits, cap_waits;
 	uint64_t wait_dropped;
+
+	struct sproc *sprocs;
+	int nsprocs;
+	struct stype *stypes;
+	int nstypes;
 
 	int memfd;
 	struct xloc xid, oid, stop, wrap;
@@ -385,6 +403,100 @@ static void read_counters(struct pgmon *m)
 	}
 }
 
+static void pc_add(struct proc_counters *a, const struct proc_counters *b)
+{
+	a->run_ns += b->run_ns;
+	a->runq_ns += b->runq_ns;
+	a->minflt += b->minflt;
+	a->majflt += b->majflt;
+	a->vcsw += b->vcsw;
+	a->ivcsw += b->ivcsw;
+}
+
+static int stype_get(struct pgmon *m, const char *type)
+{
+	char name[LABEL_LEN];
+
+	expo_clean_value(type[0] ? type : "unknown", name, sizeof(name));
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < m->nstypes; i++)
+			if (!strcmp(m->stypes[i].name, name))
+				return i;
+		if (m->nstypes < m->o.max_series)
+			break;
+		snprintf(name, sizeof(name), "other"); /* past --max-series */
+	}
+	struct stype *v = realloc(m->stypes, (m->nstypes + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	m->stypes = v;
+	memset(&v[m->nstypes], 0, sizeof(*v));
+	snprintf(v[m->nstypes].name, LABEL_LEN, "%s", name);
+	return m->nstypes++;
+}
+
+static int cmp_sproc(const void *a, const void *b)
+{
+	const struct sproc *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * Software counters: each process's cumulative counters from /proc, once a second. A
+ * process that is gone (or whose pid now names another) leaves its last counters in
+ * its type's retired sums, so the totals never go back; what it did in its last
+ * second is not seen.
+ */
+static void read_stat(struct pgmon *m)
+{
+	int added = 0;
+
+	if (pg_cluster_refresh_procs(&m->t.pg) < 0)
+		return;
+	for (int i = 0; i < m->nsprocs; i++)
+		m->sprocs[i].seen = false;
+	for (int i = 0; i < m->t.pg.nprocs; i++) {
+		const struct pg_proc *p = &m->t.pg.procs[i];
+		struct proc_counters pc;
+		struct sproc key = { .pid = p->pid }, *sp;
+		if (proc_counters(p->pid, &pc) < 0)
+			continue;
+		sp = m->nsprocs ? bsearch(&key, m->sprocs, m->nsprocs, sizeof(*sp), cmp_sproc) : NULL;
+		if (sp && sp->last.start != pc.start) {
+			pc_add(&m->stypes[sp->type].retired, &sp->last);
+			sp->type = stype_get(m, p->type);
+		}
+		if (!sp) {
+			int t = stype_get(m, p->type);
+			struct sproc *v = t < 0 ? NULL :
+				realloc(m->sprocs, (m->nsprocs + added + 1) * sizeof(*v));
+			if (!v)
+				continue;
+			m->sprocs = v;
+			sp = &v[m->nsprocs + added++];
+			sp->pid = p->pid;
+			sp->type = t;
+		}
+		sp->last = pc;
+		sp->seen = true;
+	}
+	m->nsprocs += added;
+	int w = 0;
+	for (int i = 0; i < m->nsprocs; i++) {
+		if (m->sprocs[i].seen)
+			m->sprocs[w++] = m->sprocs[i];
+		else
+			pc_add(&m->stypes[m->sprocs[i].type].retired, &m->sprocs[i].last);
+	}
+	m->nsprocs = w;
+	qsort(m->sprocs, m->nsprocs, sizeof(*m->sprocs), cmp_sproc);
+	for (int i = 0; i < m->nstypes; i++)
+		m->stypes[i].total = m->stypes[i].retired;
+	for (int i = 0; i < m->nsprocs; i++)
+		pc_add(&m->stypes[m->sprocs[i].type].total, &m->sprocs[i].last);
+}
+
 static const char *const wait_kind_names[WAIT_NKINDS] = {
 	[WAIT_KIND_CPU] = "CPU", [WAIT_KIND_WAIT] = "", [WAIT_KIND_IDLE] = "idle",
 	[WAIT_KIND_RUNNABLE] = "runnable", [WAIT_KIND_UNLABELLED] = "unlabelled",
@@ -456,6 +568,8 @@ static void read_waits(struct pgmon *m)
 void pgmon_tick(struct pgmon *m)
 {
 	read_counters(m);
+	if (m->o.collect & COLLECT_STAT)
+		read_stat(m);
 	if (m->tps)
 		read_backends(m);
 }
@@ -469,6 +583,8 @@ void pgmon_read(struct pgmon *m)
 		read_statements(m);
 	if (m->wait)
 		read_waits(m);
+	if (m->o.collect & COLLECT_STAT)
+		read_stat(m);
 }
 
 /* XIDs a second over the window, -1 before two samples a second apart. */
@@ -511,6 +627,14 @@ static const struct {
 		"Seconds until xidStopLimit at the XID rate of the last minute (+Inf: no XIDs)" },
 	[PGF_WAIT] = { "dbtap_wait_seconds", EXPO_COUNTER, "seconds",
 		"Backend time by wait event (off CPU), or on CPU, idle, runnable (--collect wait)" },
+	[PGF_CPU] = { "dbtap_backend_cpu_seconds", EXPO_COUNTER, "seconds",
+		"CPU time of the cluster's processes by backend type (schedstat; --collect stat)" },
+	[PGF_RUNQ] = { "dbtap_backend_runqueue_seconds", EXPO_COUNTER, "seconds",
+		"Time the cluster's processes were runnable but waiting for a CPU (schedstat)" },
+	[PGF_FAULTS] = { "dbtap_backend_page_faults", EXPO_COUNTER, NULL,
+		"Page faults of the cluster's processes by backend type, minor and major" },
+	[PGF_CSW] = { "dbtap_backend_context_switches", EXPO_COUNTER, NULL,
+		"Context switches of the cluster's processes, voluntary (they slept) and involuntary" },
 	[PGF_PROBES] = { "dbtap_probes_attached", EXPO_GAUGE, NULL,
 		"Probe attachments (USDT sites) dbtap holds on the cluster" },
 	[PGF_LOST] = { "dbtap_events_lost", EXPO_COUNTER, NULL,
@@ -622,6 +746,23 @@ void pgmon_write(struct pgmon *m, struct expo *e, enum pgmon_family f)
 			l[2] = (struct expo_label){ "wait_event_type", nm.type };
 			l[3] = (struct expo_label){ "wait_event", nm.event };
 			expo_seconds(e, l, 4, w->ns);
+		}
+		break;
+	case PGF_CPU:
+	case PGF_RUNQ:
+	case PGF_FAULTS:
+	case PGF_CSW:
+		for (int i = 0; (m->o.collect & COLLECT_STAT) && i < m->nstypes; i++) {
+			const struct proc_counters *t = &m->stypes[i].total;
+			l[1] = (struct expo_label){ "backend_type", m->stypes[i].name };
+			if (f == PGF_CPU || f == PGF_RUNQ) {
+				expo_seconds(e, l, 2, f == PGF_CPU ? t->run_ns : t->runq_ns);
+				continue;
+			}
+			l[2] = (struct expo_label){ "kind", f == PGF_FAULTS ? "minor" : "voluntary" };
+			expo_u64(e, l, 3, f == PGF_FAULTS ? t->minflt : t->vcsw);
+			l[2].value = f == PGF_FAULTS ? "major" : "involuntary";
+			expo_u64(e, l, 3, f == PGF_FAULTS ? t->majflt : t->ivcsw);
 		}
 		break;
 	case PGF_PROBES:
@@ -809,7 +950,9 @@ struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 		warning("cluster %s: XID and OID counters are not collected", m->label);
 	if ((o->collect & COLLECT_WAIT) && open_wait(m) < 0)
 		warning("cluster %s: wait events are not collected", m->label);
-	if (!m->tps && !m->lat && !m->have_xid && !m->wait) {
+	if (o->collect & COLLECT_STAT)
+		read_stat(m);
+	if (!m->tps && !m->lat && !m->have_xid && !m->wait && !(o->collect & COLLECT_STAT)) {
 		pgmon_close(m);
 		return NULL;
 	}
@@ -824,6 +967,8 @@ void pgmon_close(struct pgmon *m)
 	lat_probe_destroy(m->lat);
 	wait_probe_destroy(m->wait);
 	free(m->waits);
+	free(m->sprocs);
+	free(m->stypes);
 	for (int i = 0; i < 2; i++)
 		probe_list_free(&m->lists[i]);
 	if (m->memfd >= 0)

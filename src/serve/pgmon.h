@@ -13,7 +13,8 @@ enum {
 	COLLECT_LATENCY = 2, /* statement latency, top statements */
 	COLLECT_WATCH = 4,   /* XID and OID consumption, wraparound horizon (poll mode) */
 	COLLECT_WAIT = 8,    /* time per wait event (sched_switch: costs every switch of the host) */
-	COLLECT_DEFAULT = 7,
+	COLLECT_STAT = 16,   /* software counters per backend type, from /proc every second */
+	COLLECT_DEFAULT = COLLECT_TPS | COLLECT_LATENCY | COLLECT_WATCH | COLLECT_STAT,
 };
 
 struct pgmon_opts {
@@ -36,6 +37,10 @@ enum pgmon_family {
 	PGF_XID_UNTIL_WRAP,
 	PGF_XID_HORIZON,
 	PGF_WAIT,
+	PGF_CPU,
+	PGF_RUNQ,
+	PGF_FAULTS,
+	PGF_CSW,
 	PGF_PROBES,
 	PGF_LOST,
 	PGF_BPF_RUNS,

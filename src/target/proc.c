@@ -67,6 +67,43 @@ int proc_cpu_time_ns(pid_t pid, uint64_t *ns)
 	return ret;
 }
 
+int proc_counters(pid_t pid, struct proc_counters *out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *t, *l;
+	unsigned long long minflt, majflt, start;
+	char path[64];
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt ... starttime (22nd) */
+	if (read_stat_tail(pid, &sb, &t) < 0 ||
+	    sscanf(t, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %*u %*u %*d %*d %*d %*d %*d"
+		   " %*d %llu", &minflt, &majflt, &start) != 3)
+		goto out;
+	out->minflt = minflt;
+	out->majflt = majflt;
+	out->start = start;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	strbuf_reset(&sb);
+	if (strbuf_read_file(&sb, path) < 0 ||
+	    sscanf(sb.buf, "%" SCNu64 " %" SCNu64, &out->run_ns, &out->runq_ns) != 2)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	strbuf_reset(&sb);
+	if (strbuf_read_file(&sb, path) < 0)
+		goto out;
+	static const char vol[] = "\nvoluntary_ctxt_switches:", invol[] = "\nnonvoluntary_ctxt_switches:";
+	if ((l = strstr(sb.buf, vol)))
+		out->vcsw = strtoull(l + sizeof(vol) - 1, NULL, 10);
+	if ((l = strstr(sb.buf, invol)))
+		out->ivcsw = strtoull(l + sizeof(invol) - 1, NULL, 10);
+	ret = 0;
+out:
+	strbuf_release(&sb);
+	return ret;
+}
+
 int proc_state(pid_t pid)
 {
 	struct strbuf sb = STRBUF_INIT;

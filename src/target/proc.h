@@ -27,6 +27,17 @@ int proc_threads(pid_t pid, pid_t **tids);
 int proc_children(pid_t ppid, pid_t **pids);
 /* The state letter of /proc/PID/stat ('R' running or runnable, 'S', 'D'...); -1 if gone. */
 int proc_state(pid_t pid);
+
+/* A process's software counters as the kernel keeps them (what perf's software events count). */
+struct proc_counters {
+	uint64_t start;        /* start time (clock ticks since boot): a reused pid differs */
+	uint64_t run_ns;       /* on CPU (schedstat), its main thread */
+	uint64_t runq_ns;      /* runnable, waiting for a CPU (schedstat) */
+	uint64_t minflt, majflt;
+	uint64_t vcsw, ivcsw;  /* voluntary and involuntary context switches */
+};
+/* /proc/PID/stat, schedstat and status; 0, or -1 when the process is gone or unreadable. */
+int proc_counters(pid_t pid, struct proc_counters *out);
 /* utime + stime of a process (all threads) in nanoseconds, from /proc/PID/stat. */
 int proc_cpu_time_ns(pid_t pid, uint64_t *ns);
 

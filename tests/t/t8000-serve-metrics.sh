@@ -232,6 +232,35 @@ assert get(\"dbtap_transactions_total\", cluster=\"$cluster\", database=\"bench\
 	serve_stop
 '
 
+# CPU time of the postmaster's reaped children (cutime + cstime), in seconds.
+children_cpu_s() {
+	awk -v hz="$(getconf CLK_TCK)" '{ print ($16 + $17) / hz }' "/proc/$PG_PID/stat"
+}
+
+test_expect_success '--collect stat: a backend CPU time = what the postmaster reaps of it' '
+	serve_start stat.err --pg "$PGDATA" --collect stat &&
+	sleep 1.2 &&
+	scrape c0.txt &&
+	c0=$(children_cpu_s) &&
+	psql -XAtq -d bench -c "select count(*) from generate_series(1, 4000000)" \
+		-c "select pg_sleep(1.5)" >/dev/null &&
+	sleep 1.5 &&
+	c1=$(children_cpu_s) &&
+	scrape c1.txt &&
+	cat c0.txt c1.txt | metrics_py "
+v = pick(\"dbtap_backend_cpu_seconds_total\", cluster=\"$cluster\", backend_type=\"client backend\")
+truth = $c1 - $c0
+got = v[-1] - (v[0] if len(v) == 2 else 0)
+print(\"serve\", got, \"reaped\", truth)
+# ticks of 1/CLK_TCK s against nanoseconds, and the last second before the exit unseen
+assert truth > 0.2 and abs(got - truth) <= 0.05 + 0.05 * truth, (got, truth)
+assert pick(\"dbtap_backend_cpu_seconds_total\", cluster=\"$cluster\", backend_type=\"checkpointer\")
+assert pick(\"dbtap_backend_context_switches_total\", cluster=\"$cluster\", backend_type=\"client backend\", kind=\"voluntary\")[-1] >= 1
+assert pick(\"dbtap_backend_page_faults_total\", cluster=\"$cluster\", backend_type=\"client backend\", kind=\"minor\")[-1] > 0
+" &&
+	serve_stop
+'
+
 test_expect_success '--collect wait: pg_sleep time under Timeout:PgSleep, as long as the sleeps' '
 	serve_start wait.err --pg "$PGDATA" --collect wait &&
 	scrape w0.txt &&
