@@ -1155,6 +1155,13 @@ int cmd_stat(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'e':
+			/* -e '' is an empty list, not a request for the defaults */
+			if (!*optarg) {
+				error("-e '': no event named");
+				hint("name events, e.g. -e task-clock,page-faults; without -e the "
+				     "defaults are counted");
+				goto out;
+			}
 			if (events.len)
 				strbuf_addch(&events, ',');
 			strbuf_addstr(&events, optarg);

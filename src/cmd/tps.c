@@ -418,6 +418,24 @@ static void text_groups(enum by by, const struct group *g, int ng, double secs)
 	}
 }
 
+/*
+ * Nothing counted with -p naming a postmaster: it runs no transactions itself, its
+ * backends do, and -p leaves them out. Said on stderr, as watch says it.
+ */
+static void hint_postmaster_pid(const struct tps_cmd *c)
+{
+	if (c->t.kind != TARGET_PIDS)
+		return;
+	for (int i = 0; i < c->t.npids; i++)
+		if (pg_is_postmaster(c->t.pids[i])) {
+			warning("no transaction: pid %d is a postmaster, which runs none itself",
+				c->t.pids[i]);
+			hint("-p counts only the processes given (not their children): --pg covers "
+			     "every process of a cluster (--pg %d)", c->t.pids[i]);
+			return;
+		}
+}
+
 static void report(void *ctx, const struct frame_report *fr)
 {
 	struct tps_cmd *c = ctx;
@@ -447,6 +465,8 @@ static void report(void *ctx, const struct frame_report *fr)
 	if (c->by != BY_NONE && c->by != BY_PID)
 		ng = group_rows(rows, nr, c->by, &groups);
 
+	if (summary && !d->starts)
+		hint_postmaster_pid(c);
 	if (global.json) {
 		struct json j;
 		json_init(&j);

@@ -709,9 +709,11 @@ static int run(struct watch_cmd *c)
 	/* Signal handlers before attaching: a Ctrl-C during the attach ends it cleanly. */
 	frame_start(&c->f);
 	if (!c->poll && watch_probe_attach(c->probe, c->loc.addr, c->loc.len, c->loc.mode) < 0) {
+		char topts[4200];
 		if (errno == ENOSPC)
-			hint("or count without traps: 'dbtap watch %s --mode poll' gives exact totals"
-			     " without attribution", c->what);
+			hint("or count without traps: 'dbtap watch %s%s --mode poll' gives exact "
+			     "totals without attribution", c->what,
+			     target_opts_spell(&c->f.to, topts, sizeof(topts)));
 		cleanup(c);
 		return EXIT_FAIL;
 	}

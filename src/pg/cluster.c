@@ -618,6 +618,13 @@ static int resolve_dir(struct pg_cluster_list *list, const char *spec, struct pg
 		return fail(list, EXIT_USAGE);
 	}
 	snprintf(path, sizeof(path), "%s/PG_VERSION", real);
+	if (access(path, F_OK) < 0 && (errno == EACCES || errno == EPERM)) {
+		/* a data directory is 0700 to its owner: the cause is not what it holds */
+		error("cannot look into '%s': permission denied", spec);
+		hint("a data directory can be read only by its owner and root: run dbtap as "
+		     "root (sudo dbtap ...)");
+		return fail(list, EXIT_FAIL);
+	}
 	if (access(path, F_OK) < 0) {
 		error("'%s' is not a PostgreSQL data directory (it has no PG_VERSION)", spec);
 		hint("give the directory initdb created (SHOW data_directory in psql); "
@@ -692,4 +699,17 @@ int pg_cluster_resolve(const char *spec, struct pg_cluster *out)
 		return resolve_number(&list, spec, v, out);
 	}
 	return resolve_dir(&list, spec, out);
+}
+
+bool pg_is_postmaster(pid_t pid)
+{
+	struct pg_cluster_list list;
+	bool yes = false;
+
+	if (pg_cluster_discover(&list) < 0)
+		return false;
+	for (int i = 0; i < list.n && !yes; i++)
+		yes = list.c[i].postmaster == pid;
+	pg_cluster_list_free(&list);
+	return yes;
 }

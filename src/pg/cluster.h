@@ -84,6 +84,8 @@ int pg_cluster_refresh_procs(struct pg_cluster *c);
  */
 int pg_cluster_resolve(const char *spec, struct pg_cluster *out);
 void pg_cluster_free(struct pg_cluster *c);
+/* Whether pid is the postmaster of a cluster running here. */
+bool pg_is_postmaster(pid_t pid);
 /* Type of one pid of the cluster ("client backend", ...), "" when it is not one of it. */
 const char *pg_cluster_proc_type(struct pg_cluster *c, pid_t pid);
 

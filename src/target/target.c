@@ -85,7 +85,14 @@ static int check_traceable(pid_t pid, const char *what)
 	if (!exe) {
 		if (errno == EACCES || errno == EPERM) {
 			error("%s %d cannot be traced: permission denied", what, pid);
-			hint("run dbtap as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)");
+			if (geteuid() == 0)
+				/* root already: running as root again is no answer */
+				hint("dbtap runs as root, yet the kernel refuses it access to %s %d: it "
+				     "holds privileges dbtap lacks (capabilities, another user "
+				     "namespace) or a security policy protects it", what, pid);
+			else
+				hint("run dbtap as root (or with CAP_BPF, CAP_PERFMON and "
+				     "CAP_SYS_PTRACE)");
 		} else {
 			error("%s %d cannot be traced: it runs no program (a kernel thread, or it "
 			      "has exited)", what, pid);
@@ -328,5 +335,20 @@ const char *target_describe(const struct target *t)
 	}
 	snprintf(buf, sizeof(buf), "%s", sb.buf);
 	strbuf_release(&sb);
+	return buf;
+}
+
+const char *target_opts_spell(const struct target_opts *o, char *buf, size_t len)
+{
+	if (o->pg_set && o->pg && *o->pg)
+		snprintf(buf, len, " --pg=%s", o->pg);
+	else if (o->pg_set)
+		snprintf(buf, len, " --pg");
+	else if (o->pids)
+		snprintf(buf, len, " -p %s", o->pids);
+	else if (o->tid)
+		snprintf(buf, len, " -t %s", o->tid);
+	else
+		snprintf(buf, len, "%s", "");
 	return buf;
 }

@@ -17,6 +17,12 @@ struct target_opts {
 	const char *tid;
 };
 
+/*
+ * The target options as the user gave them, for a hint that repeats the command line:
+ * " --pg=DATADIR", " --pg", " -p 12,34", " -t 56", or "" when none was given.
+ */
+const char *target_opts_spell(const struct target_opts *o, char *buf, size_t len);
+
 struct target {
 	enum target_kind kind;
 	struct pg_cluster pg; /* TARGET_PG */

@@ -102,4 +102,22 @@ test_expect_success 'two targets at once: exit 2' '
 	expect_error 2 "give only one" dbtap doctor --pg "$PGDATA" -p $$
 '
 
+# Root, yet pid 1 cannot be read (a container's init, a process holding more
+# privileges): "run as root" would be no answer.
+test_lazy_prereq ROOT_DENIED_PID1 'test "$(id -u)" = 0 && ! readlink /proc/1/exe'
+
+test_expect_success ROOT_DENIED_PID1 'root denied a process: says so, not "run as root"' '
+	expect_error 1 "pid 1 cannot be traced: permission denied" dbtap watch xid -p 1 -d 0.2 &&
+	test_grep "^hint: dbtap runs as root, yet the kernel refuses it" err &&
+	! grep -q "hint: run dbtap as root" err
+'
+
+test_expect_success 'not root, a process of another user: the hint is to run as root' '
+	sleep 30 &
+	spid=$! &&
+	test_when_finished "kill $spid" &&
+	expect_error 1 "pid $spid cannot be traced: permission denied" dbtap_as nobody count -p $spid uprobe:/bin/sleep:main -d 0.2 &&
+	test_grep "^hint: run dbtap as root" err
+'
+
 test_done

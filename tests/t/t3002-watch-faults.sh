@@ -89,6 +89,8 @@ test_expect_success 'all breakpoint slots taken: exit 1, says how many, offers p
 	test_grep "^error: no free hardware breakpoint slot on cpu [0-9]*: all 4 are taken" err &&
 	test_grep "^hint: other tools may hold them" err &&
 	test_grep "^hint: .*--mode poll" err &&
+	# the hint repeats the target the user gave
+	test_grep "^hint: .*dbtap watch xid --pg=$PGDATA --mode poll" err &&
 	slots_free &&
 	dbtap watch xid --pg="$PGDATA" --mode poll -d 0.2 -j >poll.json &&
 	json_py "assert d[\"mode\"] == \"poll\"" <poll.json

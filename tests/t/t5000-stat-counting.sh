@@ -101,6 +101,10 @@ test_expect_success 'bad input: unknown events with suggestions, bad modifiers, 
 	test_grep "bad modifier .x." e3 &&
 	test_expect_code 2 dbtap stat -e task-clock,,page-faults -p $$ 2>e4 &&
 	test_grep "empty event name" e4 &&
+	test_expect_code 2 dbtap stat -e "" -p $$ -d 0.2 >o4b 2>e4b &&
+	test_grep "^error: -e .*no event named" e4b &&
+	test_grep "^hint: " e4b &&
+	test_must_be_empty o4b &&
 	test_expect_code 2 dbtap stat -p $$ --per statement 2>e5 &&
 	test_grep "unknown --per value .statement." e5 &&
 	{ dbtap stat -e task-clock -d 0.2 >o6 2>e6; echo $? >rc6; } &&
