@@ -139,7 +139,7 @@ unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
 tap-test: dbtap workloads
-	@cd tests/t && prove --timer $(if $(T),$(T),t[0-9]*.sh)
+	@cd tests/t && DBTAP_TEST_LONG=$(LONG) prove --timer $(if $(T),$(T),t[0-9]*.sh)
 
 check: deps
 	@$(MAKE) --no-print-directory all

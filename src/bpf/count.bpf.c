@@ -1,9 +1,8 @@
-/* count: hits per probe (uprobes and USDT, the attach cookie says which), per process if asked. */
+/* count: hits per probe (uprobes and USDT sites, the attach cookie says which), per process if asked. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
 
 #include "bpf/filter.bpf.h"
 #include "bpf/count.h"
@@ -68,16 +67,18 @@ static __always_inline void hit(__u64 cookie)
 	}
 }
 
-SEC("uprobe")
-int count_uprobe(struct pt_regs *ctx)
+/* Every site of every probe through multi-uprobe links: USDT sites are uprobes too. */
+SEC("uprobe.multi")
+int count_multi(struct pt_regs *ctx)
 {
 	hit(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(count_usdt)
+/* The same, one uprobe per site, where the kernel has no multi-uprobe links. */
+SEC("uprobe")
+int count_uprobe(struct pt_regs *ctx)
 {
-	hit(bpf_usdt_cookie(ctx));
+	hit(bpf_get_attach_cookie(ctx));
 	return 0;
 }

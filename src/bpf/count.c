@@ -1,4 +1,4 @@
-/* Loads count.bpf.c and attaches it once per probe, the probe's index as cookie. */
+/* Loads count.bpf.c and attaches it to every site of every probe, the probe's index as cookie. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,8 @@
 
 struct count_probe {
 	struct count *skel;
-	struct bpf_link **links;
-	int nlinks, nprobes, ncpus;
+	struct links links;
+	int nprobes, nsites, ncpus;
 	uint64_t *percpu;
 };
 
@@ -25,10 +25,8 @@ void count_probe_destroy(struct count_probe *cp)
 {
 	if (!cp)
 		return;
-	for (int i = 0; i < cp->nlinks; i++)
-		bpf_link__destroy(cp->links[i]);
+	links_release(&cp->links);
 	count__destroy(cp->skel);
-	free(cp->links);
 	free(cp->percpu);
 	free(cp);
 }
@@ -57,6 +55,9 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	}
 	TARGET_FILTER_RODATA(cp->skel, t);
 	cp->skel->rodata->by_pid = by_pid;
+	struct attach_progs progs = { .multi = cp->skel->progs.count_multi,
+				      .single = cp->skel->progs.count_uprobe };
+	attach_progs_prepare(&progs);
 	err = count__load(cp->skel);
 	if (err) {
 		errno = -err;
@@ -69,21 +70,26 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 		hint("the filter holds 1024 pids");
 		goto fail;
 	}
+	struct attach_plan plan;
+	attach_plan_init(&plan, t);
 	for (int i = 0; i < probes->n; i++) {
 		const struct probe *p = &probes->p[i];
-		if (probe_attach(cp->skel->progs.count_uprobe, cp->skel->progs.count_usdt, p,
-				 attach_pid(t), i, false, &cp->links, &cp->nlinks) < 0)
-			goto fail;
+		attach_plan_probe(&plan, &progs, p, i, false);
+		cp->nsites += p->kind == PROBE_USDT ? p->nsites : 1;
 	}
+	err = attach_plan_run(&plan, &cp->links);
+	attach_plan_free(&plan);
+	if (err)
+		goto fail;
 	return cp;
 fail:
 	count_probe_destroy(cp);
 	return NULL;
 }
 
-int count_probe_nlinks(const struct count_probe *cp)
+int count_probe_nsites(const struct count_probe *cp)
 {
-	return cp->nlinks;
+	return cp->nsites;
 }
 
 int count_probe_read(struct count_probe *cp, uint64_t *out)

@@ -37,7 +37,8 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 int count_probe_read(struct count_probe *cp, uint64_t *out);
 /* Cumulative hits per (probe, pid) with by_pid; count returned, malloc'd arrays. */
 int count_probe_read_pids(struct count_probe *cp, struct count_key **keys, struct count_val **vals);
-int count_probe_nlinks(const struct count_probe *cp);
+/* Sites attached: USDT probes have one or more, functions one. */
+int count_probe_nsites(const struct count_probe *cp);
 void count_probe_destroy(struct count_probe *cp);
 #endif
 

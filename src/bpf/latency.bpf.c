@@ -133,6 +133,22 @@ static __always_inline __u64 on_end(__u64 cookie)
 	return d ? d : 1;
 }
 
+/* Argument-less probes (uprobes, uretprobes, USDT sites) through multi-uprobe links. */
+SEC("uprobe.multi")
+int start_multi(struct pt_regs *ctx)
+{
+	on_start(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("uprobe.multi")
+int end_multi(struct pt_regs *ctx)
+{
+	on_end(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+/* The same, one uprobe per site, where the kernel has no multi-uprobe links. */
 SEC("uprobe")
 int start_uprobe(struct pt_regs *ctx)
 {
@@ -140,24 +156,10 @@ int start_uprobe(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(start_usdt)
-{
-	on_start(bpf_usdt_cookie(ctx));
-	return 0;
-}
-
 SEC("uprobe")
 int end_uprobe(struct pt_regs *ctx)
 {
 	on_end(bpf_get_attach_cookie(ctx));
-	return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(end_usdt)
-{
-	on_end(bpf_usdt_cookie(ctx));
 	return 0;
 }
 

@@ -16,8 +16,8 @@
 
 struct lat_probe {
 	struct latency *skel;
-	struct bpf_link **links;
-	int nlinks, npairs, ncpus;
+	struct links links;
+	int npairs, ncpus, nsites;
 	struct lat_hist *percpu;
 };
 
@@ -25,9 +25,7 @@ void lat_probe_destroy(struct lat_probe *lp)
 {
 	if (!lp)
 		return;
-	for (int i = 0; i < lp->nlinks; i++)
-		bpf_link__destroy(lp->links[i]);
-	free(lp->links);
+	links_release(&lp->links);
 	latency__destroy(lp->skel);
 	free(lp->percpu);
 	free(lp);
@@ -36,7 +34,7 @@ void lat_probe_destroy(struct lat_probe *lp)
 struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 {
 	struct lat_probe *lp = calloc(1, sizeof(*lp));
-	pid_t pid = attach_pid(o->target);
+	struct attach_plan plan;
 	int err;
 
 	if (!lp) {
@@ -69,6 +67,18 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		bpf_map__set_max_entries(lp->skel->maps.texts, 1);
 		bpf_program__set_autoload(lp->skel->progs.query_done, false);
 	}
+	struct attach_progs starts = { .multi = lp->skel->progs.start_multi,
+				       .single = lp->skel->progs.start_uprobe };
+	struct attach_progs ends = { .multi = lp->skel->progs.end_multi,
+				     .single = lp->skel->progs.end_uprobe };
+	if (o->query) {
+		/* query__done's END reads the statement: libbpf's USDT support, not these */
+		bpf_program__set_autoload(ends.multi, false);
+		bpf_program__set_autoload(ends.single, false);
+		ends = (struct attach_progs){ .usdt = lp->skel->progs.query_done };
+	}
+	attach_progs_prepare(&starts);
+	attach_progs_prepare(&ends);
 	err = latency__load(lp->skel);
 	if (err) {
 		errno = -err;
@@ -82,15 +92,17 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		goto fail;
 	}
 	/* ENDs first: a START attached alone would fill the map with nothing to pair. */
-	for (int i = 0; i < o->npairs; i++) {
-		struct bpf_program *end_usdt = o->query ? lp->skel->progs.query_done :
-							  lp->skel->progs.end_usdt;
-		if (probe_attach(lp->skel->progs.end_uprobe, end_usdt, &o->ends[i], pid, i,
-				 o->query, &lp->links, &lp->nlinks) < 0 ||
-		    probe_attach(lp->skel->progs.start_uprobe, lp->skel->progs.start_usdt,
-				 &o->starts[i], pid, i, false, &lp->links, &lp->nlinks) < 0)
-			goto fail;
-	}
+	attach_plan_init(&plan, o->target);
+	for (int i = 0; i < o->npairs; i++)
+		attach_plan_probe(&plan, &ends, &o->ends[i], i, o->query);
+	for (int i = 0; i < o->npairs; i++)
+		attach_plan_probe(&plan, &starts, &o->starts[i], i, false);
+	for (int i = 0; i < o->npairs; i++)
+		lp->nsites += probe_nsites(&o->starts[i]) + probe_nsites(&o->ends[i]);
+	err = attach_plan_run(&plan, &lp->links);
+	attach_plan_free(&plan);
+	if (err)
+		goto fail;
 	return lp;
 fail:
 	lat_probe_destroy(lp);
@@ -99,7 +111,7 @@ fail:
 
 int lat_probe_nlinks(const struct lat_probe *lp)
 {
-	return lp->nlinks;
+	return lp->nsites;
 }
 
 int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, int max)

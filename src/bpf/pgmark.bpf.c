@@ -120,14 +120,15 @@ static __always_inline void on_mark(__u64 kind)
 	emit(kind, id, now);
 }
 
-SEC("usdt")
-int BPF_USDT(mark_usdt)
+/* Argument-less probes through one multi-uprobe link, the cookie says which. */
+SEC("uprobe.multi")
+int mark_multi(struct pt_regs *ctx)
 {
-	on_mark(bpf_usdt_cookie(ctx));
+	on_mark(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-/* The same through a plain uprobe per site, where libbpf cannot read a probe's arguments. */
+/* The same, one uprobe per site, where the kernel has no multi-uprobe links. */
 SEC("uprobe")
 int mark_uprobe(struct pt_regs *ctx)
 {

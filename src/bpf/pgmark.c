@@ -17,8 +17,9 @@
 
 struct pgmark_probe {
 	struct pgmark *skel;
-	struct bpf_link **links;
-	int nlinks;
+	struct links links;
+	struct probe_list probes;
+	int nsites;
 	struct ring_buffer *rb;
 	int ncpus;
 	void *percpu;
@@ -31,9 +32,8 @@ void pgmark_probe_destroy(struct pgmark_probe *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
-	free(p->links);
+	links_release(&p->links);
+	probe_list_free(&p->probes);
 	ring_buffer__free(p->rb);
 	pgmark__destroy(p->skel);
 	free(p->percpu);
@@ -58,36 +58,6 @@ static int on_rec(void *ctx, void *data, size_t len)
 	if (p->fn)
 		p->fn(r, text, p->arg);
 	return 0;
-}
-
-/* One probe of the server binary, resolved and attached with kind as its cookie. */
-static int attach_one(struct pgmark_probe *p, const struct pgmark_probe_opts *o,
-		      const char *provider, const char *name, enum pgmark_kind kind)
-{
-	char text[512];
-	struct probespec s = {
-		.kind = PROBE_USDT,
-		.binary = (char *)o->binary,
-		.provider = (char *)provider,
-		.name = (char *)name,
-		.text = text,
-	};
-	struct probe_list l = { 0 };
-	bool query = kind == PGMARK_QUERY_START;
-	int rc;
-
-	snprintf(text, sizeof(text), "usdt:%s:%s:%s", o->binary, provider, name);
-	rc = probespec_resolve(&s, o->binary, 1, &l);
-	if (rc)
-		return rc;
-	for (int i = 0; i < l.n && rc == 0; i++)
-		if (probe_attach(p->skel->progs.mark_uprobe,
-				 query ? p->skel->progs.query_start : p->skel->progs.mark_usdt,
-				 &l.p[i], attach_pid(o->target), kind, query, &p->links,
-				 &p->nlinks) < 0)
-			rc = EXIT_FAIL;
-	probe_list_free(&l);
-	return rc;
 }
 
 int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts *o)
@@ -117,6 +87,9 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 	p->skel->rodata->want_records = o->records;
 	if (!o->records)
 		bpf_map__set_max_entries(p->skel->maps.ring, 4096);
+	attach_progs_prepare(&(struct attach_progs){ .multi = p->skel->progs.mark_multi,
+						     .single = p->skel->progs.mark_uprobe });
+	bpf_program__set_autoload(p->skel->progs.query_start, o->statements);
 	err = pgmark__load(p->skel);
 	if (err) {
 		errno = -err;
@@ -144,13 +117,31 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 		{ names->ckpt_done, PGMARK_CKPT_DONE, false },
 		{ names->ckpt_start, PGMARK_CKPT_START, false },
 	};
-	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
-		if (at[i].stmt && !o->statements)
-			continue;
-		rc = attach_one(p, o, names->provider, at[i].name, at[i].kind);
-		if (rc)
-			goto fail;
+	/* Every probe resolved first: the plan points into the list, which grows meanwhile. */
+	enum pgmark_kind kinds[sizeof(at) / sizeof(at[0])];
+	rc = 0;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]) && !rc; i++)
+		if (!at[i].stmt || o->statements) {
+			kinds[p->probes.n] = at[i].kind;
+			rc = probespec_resolve_usdt(o->binary, names->provider, at[i].name, &p->probes);
+		}
+	if (rc)
+		goto fail;
+	struct attach_progs marks = { .multi = p->skel->progs.mark_multi,
+				      .single = p->skel->progs.mark_uprobe };
+	struct attach_progs start = { .usdt = p->skel->progs.query_start };
+	struct attach_plan plan;
+	attach_plan_init(&plan, o->target);
+	for (int i = 0; i < p->probes.n; i++) {
+		bool query = kinds[i] == PGMARK_QUERY_START;
+		attach_plan_probe(&plan, query ? &start : &marks, &p->probes.p[i], kinds[i], query);
+		p->nsites += probe_nsites(&p->probes.p[i]);
 	}
+	if (attach_plan_run(&plan, &p->links))
+		rc = EXIT_FAIL;
+	attach_plan_free(&plan);
+	if (rc)
+		goto fail;
 	*out = p;
 	return EXIT_OK;
 fail:
@@ -203,5 +194,5 @@ int pgmark_probe_read(struct pgmark_probe *p, struct pgmark_totals *t)
 
 int pgmark_probe_nlinks(const struct pgmark_probe *p)
 {
-	return p->nlinks;
+	return p->nsites;
 }

@@ -285,41 +285,43 @@ int BPF_USDT(query_start, const char *query)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(query_done, const char *query)
-{
-	if (!filter_match())
-		return 0;
-	run_finish(0);
-	return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(txn_start)
+static __always_inline void on_probe(__u64 cookie)
 {
 	struct scratch *s;
 
 	if (!filter_match())
-		return 0;
-	s = scratch_get();
-	if (s)
-		run_start(s, 0);
-	return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(txn_commit)
-{
-	if (filter_match())
+		return;
+	switch (cookie) {
+	case STAT_PROBE_QUERY_DONE:
+		run_finish(0);
+		break;
+	case STAT_PROBE_TXN_START:
+		s = scratch_get();
+		if (s)
+			run_start(s, 0);
+		break;
+	case STAT_PROBE_TXN_COMMIT:
 		run_finish(STAT_KEY_COMMIT);
+		break;
+	case STAT_PROBE_TXN_ABORT:
+		run_finish(STAT_KEY_ABORT);
+		break;
+	}
+}
+
+/* query__done and the transaction probes, through one multi-uprobe link. */
+SEC("uprobe.multi")
+int stat_multi(struct pt_regs *ctx)
+{
+	on_probe(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(txn_abort)
+/* The same, one uprobe per site, where the kernel has no multi-uprobe links. */
+SEC("uprobe")
+int stat_uprobe(struct pt_regs *ctx)
 {
-	if (filter_match())
-		run_finish(STAT_KEY_ABORT);
+	on_probe(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/loglinear.h"
 #include "bpf/corebtf.h"
@@ -20,8 +21,8 @@
 
 struct stat_probe {
 	struct stat *skel;
-	struct bpf_link *links[6];
-	int nlinks;
+	struct links links;
+	struct probe_list probes;
 	int ncpus;
 	int nev;
 	int *err;       /* per event */
@@ -34,9 +35,9 @@ void stat_probe_destroy(struct stat_probe *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
+	links_release(&p->links);
 	stat__destroy(p->skel);
+	probe_list_free(&p->probes);
 	for (int i = 0; p->fds && i < p->nctr * p->ncpus; i++)
 		if (p->fds[i] >= 0)
 			close(p->fds[i]);
@@ -116,22 +117,6 @@ static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, i
 	for (int c = 0; c < p->ncpus; c++)
 		p->fds[slot * p->ncpus + c] = -1;
 	return first_err ? first_err : ENODEV;
-}
-
-static int attach(struct stat_probe *p, struct bpf_program *prog, const char *binary,
-		  const char *provider, const char *name)
-{
-	/* pid -1: every process of the binary, later forks included; the filter narrows */
-	struct bpf_link *l = bpf_program__attach_usdt(prog, -1, binary, provider, name, NULL);
-	if (!l) {
-		int e = errno;
-		error("cannot attach to usdt:%s:%s in '%s': %s", provider, name, binary,
-		      strerror(e));
-		hint("run as root; 'dbtap doctor' checks uprobe support");
-		return -1;
-	}
-	p->links[p->nlinks++] = l;
-	return 0;
 }
 
 int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_query,
@@ -219,6 +204,11 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	p->skel->rodata->ncpus = p->ncpus;
 	bpf_map__set_max_entries(p->skel->maps.counters,
 				 (p->nctr ? p->nctr : 1) * p->ncpus);
+	struct attach_progs progs = { .multi = p->skel->progs.stat_multi,
+				      .single = p->skel->progs.stat_uprobe };
+	struct attach_progs start_q = { .usdt = p->skel->progs.query_start };
+	attach_progs_prepare(&progs);
+	bpf_program__set_autoload(p->skel->progs.query_start, per_query);
 	err = stat__load(p->skel);
 	if (err) {
 		errno = -err;
@@ -240,29 +230,33 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 			goto fail;
 		}
 	}
-	struct bpf_link *sw = bpf_program__attach(p->skel->progs.on_switch);
-	if (!sw) {
-		error_errno("cannot attach to the sched_switch tracepoint");
-		hint("the kernel needs BTF (CONFIG_DEBUG_INFO_BTF); 'dbtap doctor' checks it");
+	/*
+	 * pid -1: every process of the binary, later forks included; the filter narrows.
+	 * The end probes first: a statement is never started without its end attached.
+	 */
+	const char *const *want = per_query ? need_q : need_t;
+	static const int cookie_q[] = { -1, STAT_PROBE_QUERY_DONE };
+	static const int cookie_t[] = { STAT_PROBE_TXN_START, STAT_PROBE_TXN_COMMIT,
+					STAT_PROBE_TXN_ABORT };
+	int nwant = per_query ? 2 : 3;
+	for (int i = 0; i < nwant; i++)
+		if (probespec_resolve_usdt(t->binary, names->provider, want[i], &p->probes))
+			goto fail;
+	struct attach_plan plan;
+	attach_plan_init(&plan, t);
+	plan.pid = -1;
+	attach_plan_prog(&plan, p->skel->progs.on_switch, "to the sched_switch tracepoint");
+	for (int i = nwant - 1; i >= 0; i--) {
+		int cookie = per_query ? cookie_q[i] : cookie_t[i];
+		if (cookie < 0)
+			attach_plan_probe(&plan, &start_q, &p->probes.p[i], 0, true);
+		else
+			attach_plan_probe(&plan, &progs, &p->probes.p[i], cookie, false);
+	}
+	err = attach_plan_run(&plan, &p->links);
+	attach_plan_free(&plan);
+	if (err)
 		goto fail;
-	}
-	p->links[p->nlinks++] = sw;
-	/* the end probes first: a statement is never started without its end attached */
-	if (per_query) {
-		if (attach(p, p->skel->progs.query_done, t->binary, names->provider,
-			   names->query_done) ||
-		    attach(p, p->skel->progs.query_start, t->binary, names->provider,
-			   names->query_start))
-			goto fail;
-	} else {
-		if (attach(p, p->skel->progs.txn_commit, t->binary, names->provider,
-			   names->txn_commit) ||
-		    attach(p, p->skel->progs.txn_abort, t->binary, names->provider,
-			   names->txn_abort) ||
-		    attach(p, p->skel->progs.txn_start, t->binary, names->provider,
-			   names->txn_start))
-			goto fail;
-	}
 	*out = p;
 	return 0;
 fail:

@@ -24,6 +24,9 @@
 #define STAT_KEY_COMMIT 1
 #define STAT_KEY_ABORT  2
 
+/* Attach cookies of the argument-less probes, all through one link. */
+enum { STAT_PROBE_QUERY_DONE, STAT_PROBE_TXN_START, STAT_PROBE_TXN_COMMIT, STAT_PROBE_TXN_ABORT };
+
 /* A statement (or transaction) in progress on one thread. */
 struct stat_run {
 	__u64 key;                      /* statement hash, or 0 until a transaction ends */

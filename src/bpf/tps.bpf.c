@@ -3,7 +3,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
 
 #include "bpf/filter.bpf.h"
 #include "bpf/tps.h"
@@ -57,8 +56,7 @@ static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid, bo
 	return bpf_map_lookup_elem(&backends, &tid);
 }
 
-SEC("usdt")
-int BPF_USDT(tx_start)
+static __always_inline void tx_start(void)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 zero = 0;
@@ -66,12 +64,12 @@ int BPF_USDT(tx_start)
 	struct tps_totals *t;
 
 	if (!filter_match())
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	b = backend_get((__u32)id, id >> 32, true);
 	t = bpf_map_lookup_elem(&totals, &zero);
 	if (!b || !t)
-		return 0;
+		return;
 	b->starts++;
 	t->starts++;
 	if (b->last_start) {
@@ -89,7 +87,7 @@ int BPF_USDT(tx_start)
 
 		bpf_probe_read_user_str(b->title, sizeof(b->title), (void *)arg);
 	}
-	return 0;
+	return;
 }
 
 static __always_inline void tx_end(bool commit)
@@ -130,16 +128,26 @@ static __always_inline void tx_end(bool commit)
 		t->disp[idx]++;
 }
 
-SEC("usdt")
-int BPF_USDT(tx_commit)
+static __always_inline void tx_event(__u64 cookie)
 {
-	tx_end(true);
+	if (cookie == TPS_PROBE_START)
+		tx_start();
+	else
+		tx_end(cookie == TPS_PROBE_COMMIT);
+}
+
+/* The three probes' sites through one multi-uprobe link, the cookie says which. */
+SEC("uprobe.multi")
+int tx_multi(struct pt_regs *ctx)
+{
+	tx_event(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(tx_abort)
+/* The same, one uprobe per site, where the kernel has no multi-uprobe links. */
+SEC("uprobe")
+int tx_uprobe(struct pt_regs *ctx)
 {
-	tx_end(false);
+	tx_event(bpf_get_attach_cookie(ctx));
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
 #include "bpf/mapdump.h"
@@ -17,8 +18,9 @@
 
 struct tps_probe {
 	struct tps *skel;
-	struct bpf_link *links[3];
-	int nlinks;
+	struct links links;
+	struct probe_list probes; /* start, commit, abort: the cookies' order */
+	int nsites;
 	int ncpus;
 	struct tps_totals *percpu;
 };
@@ -27,31 +29,11 @@ void tps_probe_destroy(struct tps_probe *tp)
 {
 	if (!tp)
 		return;
-	for (int i = 0; i < tp->nlinks; i++)
-		bpf_link__destroy(tp->links[i]);
+	links_release(&tp->links);
 	tps__destroy(tp->skel);
+	probe_list_free(&tp->probes);
 	free(tp->percpu);
 	free(tp);
-}
-
-/* Refuses early, with the probespec messages, when the binary lacks the probe. */
-static int check_probe(const char *binary, const char *provider, const char *name)
-{
-	struct probespec s = {
-		.kind = PROBE_USDT,
-		.binary = (char *)binary,
-		.provider = (char *)provider,
-		.name = (char *)name,
-	};
-	struct probe_list l = { 0 };
-	char text[512];
-	int rc;
-
-	snprintf(text, sizeof(text), "usdt:%s:%s:%s", binary, provider, name);
-	s.text = text;
-	rc = probespec_resolve(&s, binary, 1, &l);
-	probe_list_free(&l);
-	return rc;
 }
 
 struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
@@ -65,12 +47,13 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 		hint("dbtap knows PostgreSQL 9 and later");
 		return NULL;
 	}
-	if (check_probe(o->binary, names->provider, names->txn_start) ||
-	    check_probe(o->binary, names->provider, names->txn_commit) ||
-	    check_probe(o->binary, names->provider, names->txn_abort))
-		return NULL;
-
 	tp = calloc(1, sizeof(*tp));
+	if (probespec_resolve_usdt(o->binary, names->provider, names->txn_start, &tp->probes) ||
+	    probespec_resolve_usdt(o->binary, names->provider, names->txn_commit, &tp->probes) ||
+	    probespec_resolve_usdt(o->binary, names->provider, names->txn_abort, &tp->probes)) {
+		tps_probe_destroy(tp);
+		return NULL;
+	}
 	tp->ncpus = libbpf_num_possible_cpus();
 	tp->percpu = calloc(tp->ncpus, sizeof(struct tps_totals));
 	tp->skel = tps__open_opts(core_btf_open_opts());
@@ -85,6 +68,9 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 	tp->skel->rodata->disp_step = o->hist->step ? o->hist->step : 1;
 	tp->skel->rodata->disp_n = o->hist->n;
 	tp->skel->rodata->disp_div = 1000; /* ns -> us */
+	struct attach_progs progs = { .multi = tp->skel->progs.tx_multi,
+				      .single = tp->skel->progs.tx_uprobe };
+	attach_progs_prepare(&progs);
 	err = tps__load(tp->skel);
 	if (err) {
 		errno = -err;
@@ -98,25 +84,21 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 		goto fail;
 	}
 
-	struct { struct bpf_program *prog; const char *name; } at[3] = {
-		{ tp->skel->progs.tx_start, names->txn_start },
-		{ tp->skel->progs.tx_commit, names->txn_commit },
-		{ tp->skel->progs.tx_abort, names->txn_abort },
-	};
-	for (int i = 0; i < 3; i++) {
-		/* pid -1: every process running the binary, backends forked later included;
-		 * the filter keeps the target's. */
-		tp->links[i] = bpf_program__attach_usdt(at[i].prog, -1, o->binary, names->provider,
-							at[i].name, NULL);
-		if (!tp->links[i]) {
-			int e = errno;
-			error("cannot attach to usdt:%s:%s in '%s': %s", names->provider, at[i].name,
-			      o->binary, strerror(e));
-			hint("run as root; 'dbtap doctor' checks uprobe support");
-			goto fail;
-		}
-		tp->nlinks++;
+	/*
+	 * pid -1: every process running the binary, backends forked later included; the
+	 * filter keeps the target's. One link for the three probes' sites.
+	 */
+	struct attach_plan plan;
+	attach_plan_init(&plan, o->target);
+	plan.pid = -1;
+	for (int i = 0; i < tp->probes.n; i++) {
+		attach_plan_probe(&plan, &progs, &tp->probes.p[i], i, false);
+		tp->nsites += tp->probes.p[i].nsites;
 	}
+	err = attach_plan_run(&plan, &tp->links);
+	attach_plan_free(&plan);
+	if (err)
+		goto fail;
 	return tp;
 fail:
 	tps_probe_destroy(tp);
@@ -125,7 +107,7 @@ fail:
 
 int tps_probe_nlinks(const struct tps_probe *tp)
 {
-	return tp->nlinks;
+	return tp->nsites;
 }
 
 int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, int max)

@@ -6,6 +6,9 @@
 
 #define TPS_TITLE_LEN 96
 
+/* Attach cookies: which of the three transaction probes fired. */
+enum { TPS_PROBE_START, TPS_PROBE_COMMIT, TPS_PROBE_ABORT };
+
 /* One backend (thread), cumulative since attach; written only by that thread. */
 struct tps_backend {
 	__u64 starts;

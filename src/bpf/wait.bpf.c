@@ -405,11 +405,11 @@ static __always_inline void on_event(__u64 which)
 	}
 }
 
-/* The cookie says which probe: attach.c's USDT sites, or its uprobe per site. */
-SEC("usdt")
-int BPF_USDT(event_usdt)
+/* The cookie says which probe: attach.c's multi-uprobe link, or its uprobe per site. */
+SEC("uprobe.multi")
+int event_multi(struct pt_regs *ctx)
 {
-	on_event(bpf_usdt_cookie(ctx));
+	on_event(bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

@@ -22,8 +22,8 @@
 
 struct wait_probe {
 	struct wait *skel;
-	struct bpf_link **links;
-	int nlinks, ncpus;
+	struct links links;
+	int nsites, ncpus;
 	const struct wait_probe_opts *o;
 	struct probe_list lists[5];
 };
@@ -32,10 +32,7 @@ void wait_probe_destroy(struct wait_probe *wp)
 {
 	if (!wp)
 		return;
-	/* the USDT links first (attached last), the scheduler's last */
-	for (int i = wp->nlinks - 1; i >= 0; i--)
-		bpf_link__destroy(wp->links[i]);
-	free(wp->links);
+	links_release(&wp->links);
 	wait__destroy(wp->skel);
 	for (int i = 0; i < 5; i++)
 		probe_list_free(&wp->lists[i]);
@@ -75,6 +72,8 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	if (o->stacks)
 		bpf_map__set_max_entries(wp->skel->maps.stacks, WAIT_STACKS);
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
+	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
+						     .single = wp->skel->progs.event_uprobe });
 	err = wait__load(wp->skel);
 	if (err) {
 		errno = -err;
@@ -116,75 +115,61 @@ int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, ui
 	       -1 : 0;
 }
 
-static int push(struct wait_probe *wp, struct bpf_link *l)
+/* One USDT probe of the server by name into the plan; the cookie says which it is. */
+static int plan_usdt(struct wait_probe *wp, struct attach_plan *pl, int slot,
+		     const char *provider, const char *name, bool query_start, uint64_t cookie)
 {
-	struct bpf_link **n = realloc(wp->links, (wp->nlinks + 1) * sizeof(*n));
+	struct attach_progs events = { .multi = wp->skel->progs.event_multi,
+				       .single = wp->skel->progs.event_uprobe };
+	struct attach_progs start = { .usdt = wp->skel->progs.query_start };
 
-	if (!n) {
-		bpf_link__destroy(l);
+	if (probespec_resolve_usdt(wp->o->binary, provider, name, &wp->lists[slot]))
 		return -1;
+	for (int i = 0; i < wp->lists[slot].n; i++) {
+		attach_plan_probe(pl, query_start ? &start : &events, &wp->lists[slot].p[i], cookie,
+				  query_start);
+		wp->nsites += probe_nsites(&wp->lists[slot].p[i]);
 	}
-	wp->links = n;
-	wp->links[wp->nlinks++] = l;
-	return 0;
-}
-
-/* One USDT probe of the server by name; the cookie tells the program which it is. */
-static int attach_usdt(struct wait_probe *wp, int slot, const char *provider, const char *name,
-		       bool query_start, uint64_t cookie)
-{
-	char spec[600];
-	struct probespec s;
-	int ret;
-
-	snprintf(spec, sizeof(spec), "usdt:%s:%s:%s", wp->o->binary, provider, name);
-	ret = probespec_parse(spec, &s);
-	if (!ret)
-		ret = probespec_resolve(&s, wp->o->binary, 64, &wp->lists[slot]);
-	probespec_free(&s);
-	if (ret)
-		return -1;
-	for (int i = 0; i < wp->lists[slot].n; i++)
-		if (probe_attach(wp->skel->progs.event_uprobe,
-				 query_start ? wp->skel->progs.query_start : wp->skel->progs.event_usdt,
-				 &wp->lists[slot].p[i], attach_pid(wp->o->target), cookie, query_start,
-				 &wp->links, &wp->nlinks) < 0)
-			return -1;
 	return 0;
 }
 
 int wait_probe_attach(struct wait_probe *wp)
 {
 	const struct pg_probes *n = pg_probes_for(wp->o->major);
-	struct bpf_link *l = bpf_program__attach(wp->o->floor ? wp->skel->progs.on_switch_empty :
-						 wp->skel->progs.on_switch);
+	struct attach_plan plan;
+	int rc;
 
-	if (!l || push(wp, l) < 0) {
-		error_errno("cannot attach to the sched_switch tracepoint");
-		hint("the kernel needs BTF (CONFIG_DEBUG_INFO_BTF); 'dbtap doctor' checks it");
-		return -1;
+	attach_plan_init(&plan, wp->o->target);
+	wp->nsites = 1; /* the scheduler's tracepoint */
+	attach_plan_prog(&plan, wp->o->floor ? wp->skel->progs.on_switch_empty :
+					       wp->skel->progs.on_switch,
+			 "to the sched_switch tracepoint");
+	if (wp->o->floor) {
+		rc = attach_plan_run(&plan, &wp->links);
+		attach_plan_free(&plan);
+		return rc;
 	}
-	if (wp->o->floor)
-		return 0;
 	if (!n) {
+		attach_plan_free(&plan);
 		error("PostgreSQL %d is older than any version dbtap knows the probes of",
 		      wp->o->major);
 		hint("wait needs PostgreSQL 12 or later");
 		return -1;
 	}
 	/* the ends before the starts: nothing is opened that could not be closed */
-	if (attach_usdt(wp, 0, n->provider, n->txn_commit, false, WAIT_EV_TXN_COMMIT) ||
-	    attach_usdt(wp, 1, n->provider, n->txn_abort, false, WAIT_EV_TXN_ABORT) ||
-	    attach_usdt(wp, 2, n->provider, n->query_done, false, WAIT_EV_QUERY_DONE) ||
-	    attach_usdt(wp, 3, n->provider, n->txn_start, false, WAIT_EV_TXN_START) ||
-	    attach_usdt(wp, 4, n->provider, n->query_start, true, 0))
-		return -1;
-	return 0;
+	rc = plan_usdt(wp, &plan, 0, n->provider, n->txn_commit, false, WAIT_EV_TXN_COMMIT) ||
+	     plan_usdt(wp, &plan, 1, n->provider, n->txn_abort, false, WAIT_EV_TXN_ABORT) ||
+	     plan_usdt(wp, &plan, 2, n->provider, n->query_done, false, WAIT_EV_QUERY_DONE) ||
+	     plan_usdt(wp, &plan, 3, n->provider, n->txn_start, false, WAIT_EV_TXN_START) ||
+	     plan_usdt(wp, &plan, 4, n->provider, n->query_start, true, 0) ? -1 :
+	     attach_plan_run(&plan, &wp->links);
+	attach_plan_free(&plan);
+	return rc;
 }
 
 int wait_probe_nlinks(const struct wait_probe *wp)
 {
-	return wp->nlinks;
+	return wp->nsites;
 }
 
 int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)

@@ -141,6 +141,7 @@ int wait_probe_drops(struct wait_probe *wp, struct wait_drops *out);
 int wait_probe_stack(struct wait_probe *wp, uint32_t id1, uint64_t *ips, int max);
 /* CLOCK_MONOTONIC now in ns: the kernel's bpf_ktime_get_ns. */
 uint64_t wait_probe_now(void);
+/* Probe sites attached (the "tracing" line). */
 int wait_probe_nlinks(const struct wait_probe *wp);
 void wait_probe_destroy(struct wait_probe *wp);
 #endif

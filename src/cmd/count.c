@@ -384,8 +384,9 @@ int cmd_count(int argc, char **argv)
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	c.f.target = &c.t;
 	frame_start(&c.f);
-	fprintf(stderr, "tracing %d probe%s in %s; Ctrl-C to stop\n", count_probe_nlinks(c.cp),
-		count_probe_nlinks(c.cp) == 1 ? "" : "s",
+	fprintf(stderr, "tracing %d probe%s (%d site%s) in %s; Ctrl-C to stop\n", c.probes.n,
+		c.probes.n == 1 ? "" : "s", count_probe_nsites(c.cp),
+		count_probe_nsites(c.cp) == 1 ? "" : "s",
 		c.t.kind == TARGET_NONE ? "every process" : target_describe(&c.t));
 	return frame_run(&c.f, &ops, &c);
 fail:

@@ -163,6 +163,18 @@ static void probe_machine(struct machine *m, struct report *r)
 		set_hint(c, "ring buffers need Linux 5.8 or later; --events is unavailable");
 	}
 
+	if (m->bpf.uprobe_multi) {
+		add(r, "uprobe_multi", ST_OK, "multi-uprobe links: many probe sites attach and go as one");
+	} else if (!priv) {
+		c = add(r, "uprobe_multi", ST_NA, "loading a BPF program is not permitted");
+		set_hint(c, "run as root");
+	} else {
+		c = add(r, "uprobe_multi", ST_NA,
+			"no multi-uprobe links: one uprobe per site, released one after another");
+		set_hint(c, "Linux 6.6 or later releases many sites at once: exits take "
+			    "about 0.1 s per site before");
+	}
+
 	m->up_ok = perf_probe_uprobe(&m->up) == 0;
 	if (!m->up_ok) {
 		c = add(r, "uprobe", ST_UNKNOWN, "cannot read dbtap's own binary to place a test uprobe");
@@ -429,6 +441,7 @@ static void print_json(const struct report *r, const struct machine *m,
 	json_bool(&j, "btf", m->bpf.btf);
 	json_bool(&j, "bpf", m->bpf.prog == 1);
 	json_bool(&j, "ringbuf", m->bpf.ringbuf == 1);
+	json_bool(&j, "uprobe_multi", m->bpf.uprobe_multi);
 	json_bool(&j, "uprobe", m->up_ok && m->up.pmu_type >= 0 && !m->up.err &&
 		  m->up.hits == m->up.calls);
 	json_int(&j, "uprobe_test_calls", m->up.calls);

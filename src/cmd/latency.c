@@ -757,7 +757,7 @@ int cmd_latency(int argc, char **argv)
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	c.f.target = &c.t;
 	frame_start(&c.f);
-	fprintf(stderr, "tracing %d pair%s in %s (%d probes); Ctrl-C to stop\n", c.npairs,
+	fprintf(stderr, "tracing %d pair%s in %s (%d probe sites); Ctrl-C to stop\n", c.npairs,
 		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
 		target_describe(&c.t), lat_probe_nlinks(c.lp));
 	return frame_run(&c.f, &ops, &c);

@@ -589,7 +589,7 @@ int cmd_tps(int argc, char **argv)
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	c.f.target = &c.t;
 	frame_start(&c.f);
-	fprintf(stderr, "tracing transactions of %s (%d probes); Ctrl-C to stop\n",
+	fprintf(stderr, "tracing transactions of %s (%d probe sites); Ctrl-C to stop\n",
 		target_describe(&c.t), tps_probe_nlinks(c.probe));
 	return frame_run(&c.f, &ops, &c);
 }

@@ -411,3 +411,19 @@ int probespec_resolve(const struct probespec *s, const char *default_binary, int
 	free(bin);
 	return rc;
 }
+
+int probespec_resolve_usdt(const char *binary, const char *provider, const char *name,
+			   struct probe_list *out)
+{
+	struct probespec s = {
+		.kind = PROBE_USDT,
+		.binary = (char *)binary,
+		.provider = (char *)provider,
+		.name = (char *)name,
+	};
+	char text[512];
+
+	snprintf(text, sizeof(text), "usdt:%s:%s:%s", binary, provider, name);
+	s.text = text;
+	return probespec_resolve(&s, binary, out->n + 1, out);
+}

@@ -38,6 +38,12 @@ struct probe {
 	int nsites;
 };
 
+/* The sites a probe attaches: a USDT probe's sites, or one function entry or return. */
+static inline int probe_nsites(const struct probe *p)
+{
+	return p->kind == PROBE_USDT ? p->nsites : 1;
+}
+
 struct probe_list {
 	struct probe *p;
 	int n;
@@ -62,6 +68,12 @@ bool probespec_has_wildcard(const struct probespec *p);
  */
 int probespec_resolve(const struct probespec *s, const char *default_binary, int max,
 		      struct probe_list *out);
+/*
+ * Appends USDT probe PROVIDER:NAME of binary (all its sites) to out, as the spec
+ * usdt:BINARY:PROVIDER:NAME would; the same refusals. 0, EXIT_USAGE or EXIT_FAIL.
+ */
+int probespec_resolve_usdt(const char *binary, const char *provider, const char *name,
+			   struct probe_list *out);
 void probe_list_free(struct probe_list *l);
 
 #endif

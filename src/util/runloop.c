@@ -15,6 +15,7 @@ static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tearing_down;
 static char teardown_note[256];
 static size_t teardown_note_len;
+static volatile sig_atomic_t nsignals;
 
 static void on_signal(int sig)
 {
@@ -22,6 +23,12 @@ static void on_signal(int sig)
 	if (tearing_down)
 		_exit(128 + sig);
 	stop_signal = sig;
+	nsignals++;
+}
+
+unsigned runloop_signals(void)
+{
+	return nsignals;
 }
 
 static void on_alarm(int sig)

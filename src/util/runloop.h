@@ -39,6 +39,8 @@ bool runloop_stopped(void);
  */
 void runloop_teardown_begin(const char *note, int delay_ms);
 void runloop_teardown_end(void);
+/* SIGINT/SIGTERMs received so far: one more during teardown means "exit now". */
+unsigned runloop_signals(void);
 
 uint64_t now_ns(void);
 /* Parses seconds ("2", "0.5"); -1 on garbage. */

@@ -31,6 +31,20 @@ assert d[\"btf\"] == os.path.exists(\"/sys/kernel/btf/vmlinux\")
 " <doctor.json
 '
 
+test_expect_success 'uprobe_multi: what the kernel version says (6.6), off when told so' '
+	DBTAP_NO_UPROBE_MULTI=1 dbtap doctor -j >nomulti.json &&
+	json_py "
+import os, re
+v = tuple(int(x) for x in re.match(r\"(\\d+)\\.(\\d+)\", os.uname().release).groups())
+assert d[\"uprobe_multi\"] == (v >= (6, 6)), (v, d[\"uprobe_multi\"])
+" <doctor.json &&
+	json_py "
+assert d[\"uprobe_multi\"] is False, d
+c = [c for c in d[\"checks\"] if c[\"name\"] == \"uprobe_multi\"][0]
+assert c[\"status\"] == \"NOT AVAILABLE\" and c[\"hint\"], c
+" <nomulti.json
+'
+
 test_expect_success 'bpf and ringbuf agree with bpftool feature probe' '
 	bpftool -j feature probe kernel >bpftool.json &&
 	python3 -c "

@@ -31,6 +31,23 @@ assert s[\"total\"] == 3 * calls, s
 " <c1.json
 '
 
+# Kernels before 6.6 have no multi-uprobe links: one uprobe per site, same counts.
+test_expect_success 'the same counts through one uprobe per site (kernels without multi links)' '
+	funcloop_start loop1b.out 5000 &&
+	DBTAP_NO_UPROBE_MULTI=1 trace_start c1b.json count -p $LOOP_PID -j \
+		uprobe:$W:funcloop_work usdt:funcloop:tick "uretprobe:$W:funcloop_*" &&
+	kill -USR1 $LOOP_PID &&
+	funcloop_wait &&
+	trace_wait &&
+	calls=$(awk "/^calls/ { print \$2 }" loop1b.out) &&
+	test "$calls" = 5000 &&
+	json_py "
+hits = {p[\"kind\"] + \":\" + p[\"name\"]: p[\"hits\"] for p in d[\"probes\"]}
+assert hits == {\"uprobe:funcloop_work\": $calls, \"usdt:tick\": $calls,
+                \"uretprobe:funcloop_idle\": 0, \"uretprobe:funcloop_work\": $calls}, hits
+" <c1b.json
+'
+
 test_expect_success 'USDT semaphore: raised while attached, 0 after detach (read from memory)' '
 	funcloop_start loop2.out 500 &&
 	test "$(read_u16 $LOOP_PID $LOOP_SEMA)" = 0 &&

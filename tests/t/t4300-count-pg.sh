@@ -1,6 +1,7 @@
 #!/bin/bash
 test_description='dbtap count on a cluster: USDT and uprobes against pg_stat_* and psql'
 . "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pgcopy.sh # semaphores are read from the server: its own binary
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/trace.sh
 
@@ -9,9 +10,8 @@ test_expect_success 'set up a cluster' '
 	bin=$(readlink /proc/$PG_PID/exe)
 '
 
-# Semaphores relative to their value before: another tracer of the same binary raises
-# them too. checkpoint__done has %rip-relative arguments, which libbpf 1.1 cannot parse: dbtap
-# attaches a uprobe per site with the semaphore as ref_ctr instead.
+# checkpoint__done has %rip-relative arguments, which libbpf 1.1 could not parse; counting
+# reads none: its sites are uprobes with the semaphore as ref_ctr.
 test_expect_success 'CHECKPOINT x3: checkpoint__start/done hits = pg_stat_bgwriter.checkpoints_req' '
 	req0=$(pg_sql "select checkpoints_req from pg_stat_bgwriter") &&
 	sema0=$(usdt_semaphore $PG_PID $bin checkpoint__done) &&

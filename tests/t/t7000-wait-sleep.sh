@@ -95,7 +95,7 @@ test_expect_success 'bad input: --by, --top, -t, -o without --stacks, an argumen
 '
 
 # Other tracers may run on the machine: ours are the programs sharing maps with the one
-# program name only wait has (event_usdt).
+# program name only wait has (event_multi).
 test_expect_success 'cleanup: every program gone after SIGTERM and SIGINT' '
 	for sig in TERM INT; do
 		trace_start w5.json wait --pg="$PGDATA" -j -i 0.2 &&
@@ -105,10 +105,10 @@ import json
 progs = json.load(open(\"progs.json\"))
 maps = set()
 for p in progs:
-    if p[\"name\"] == \"event_usdt\":
+    if p[\"name\"] == \"event_multi\":
         maps |= set(p.get(\"map_ids\", []))
 ours = [p for p in progs if maps & set(p.get(\"map_ids\", []))]
-assert {\"on_switch\", \"query_start\", \"event_usdt\"} <= {p[\"name\"] for p in ours}, ours
+assert {\"on_switch\", \"query_start\", \"event_multi\"} <= {p[\"name\"] for p in ours}, ours
 print(\" \".join(str(p[\"id\"]) for p in ours))") &&
 		test -n "$ids" &&
 		trace_stop $sig &&

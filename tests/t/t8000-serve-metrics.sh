@@ -170,7 +170,7 @@ test_expect_success 'capabilities: all but BPF, PERFMON, SYS_PTRACE, DAC_READ_SE
 
 test_expect_success 'SIGTERM: exit 0, none of its BPF programs left' '
 	progs_of $SERVE_PID >ids.txt &&
-	test $(wc -l <ids.txt) -ge 5 &&
+	test $(wc -l <ids.txt) -ge 3 &&
 	serve_stop &&
 	# the kernel frees a detached program after an RCU grace period: allow it a moment
 	for i in $(seq 1 50); do
