@@ -49,10 +49,12 @@ struct profile_cmd {
 	struct prof_engine *e;
 	struct u64map prev;   /* key hash -> count at the last interval report */
 	bool failed;          /* -o could not be written */
+	bool events;          /* --events: every sample through the ring buffer */
+	struct stack_set evss; /* frame names of the events printed */
 };
 
 enum {
-	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_FOLDED, OPT_REVERSE,
+	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_FOLDED, OPT_REVERSE, OPT_EVENTS,
 };
 
 static const struct frame_opt profile_opts[] = {
@@ -78,6 +80,9 @@ static const struct frame_opt profile_opts[] = {
 	  "write FILE.svg (an interactive flame graph) or FILE.folded" },
 	{ "reverse", OPT_REVERSE, no_argument, NULL,
 	  "the flame graph leaf first (common leaf functions merge)" },
+	{ "events", OPT_EVENTS, no_argument, NULL,
+	  "also every sample as it comes: time, CPU, thread, stack (-j: an\n"
+	  "\"event\" line each), through a ring buffer whose drops are counted" },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -170,6 +175,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_REVERSE:
 		c->reverse = true;
+		return 0;
+	case OPT_EVENTS:
+		c->events = true;
 		return 0;
 	}
 	return -1;
@@ -665,6 +673,8 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 	json_uint(&j, "stack_missing", st->stack_missing);
 	json_uint(&j, "entry_callers_restored", st->entry_fixed);
 	json_uint(&j, "stacks", ss->n);
+	if (c->events)
+		json_uint(&j, "events_dropped", st->ring_full);
 	if (summary)
 		json_double(&j, "symbolize_us", sym_ms * 1000);
 	/* the breakdown is named for what its elements are (docs/json.md) */
@@ -768,6 +778,8 @@ static int write_output(struct profile_cmd *c, const struct stack_set *ss, doubl
 	return 0;
 }
 
+static void on_sample(const struct profile_rec *r, void *ctx);
+
 static void report(void *ctx, const struct frame_report *r)
 {
 	struct profile_cmd *c = ctx;
@@ -777,6 +789,8 @@ static void report(void *ctx, const struct frame_report *r)
 
 	if (c->folded && !summary)
 		return;
+	if (c->events)
+		prof_engine_poll(c->e, on_sample, c); /* the last events before the report */
 	stack_set_init(&col.ss);
 	if (collect(c, summary, &col) < 0)
 		goto out;
@@ -795,11 +809,55 @@ out:
 	stack_set_free(&col.ss);
 }
 
+/* One sample as it came (--events): an NDJSON "event" line, or a text line. */
+static void on_sample(const struct profile_rec *r, void *ctx)
+{
+	struct profile_cmd *c = ctx;
+	struct profile_key k = { .pid = r->pid, .tid = r->tid, .ustack = r->ustack, .kstack = r->kstack };
+	const uint32_t *f;
+	unsigned flags;
+	int n;
+
+	/* the names only: a fresh set now and then keeps memory bounded over long runs */
+	if (c->evss.n > 4096 || c->evss.names.n > 65536) {
+		stack_set_free(&c->evss);
+		stack_set_init(&c->evss);
+	}
+	n = prof_engine_frames(c->e, &k, PROF_BY_NONE, &c->evss, &f, &flags);
+	if (n < 0)
+		return;
+	if (global.json) {
+		struct json j;
+		json_init(&j);
+		frame_json_begin_kind(&j, "event", frame_ktime_s(&c->f, r->time_ns));
+		json_uint(&j, "cpu", r->cpu);
+		json_uint(&j, "pid", r->pid);
+		if (r->tid != r->pid)
+			json_uint(&j, "tid", r->tid);
+		json_str(&j, "type", prof_engine_label(c->e, r->pid));
+		json_bool(&j, "truncated", flags & PROF_TRUNCATED);
+		json_array_begin(&j, "stack");
+		for (int i = 1; i < n; i++) /* [0] is the command name, said by "type" */
+			json_str(&j, NULL, stack_set_name(&c->evss, f[i]));
+		json_array_end(&j);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+	} else {
+		printf("%10.6f cpu %-3u %-7u %-7u %s", frame_ktime_s(&c->f, r->time_ns), r->cpu,
+		       r->pid, r->tid, n > 0 ? stack_set_name(&c->evss, f[0]) : "");
+		/* leaf first, like perf script's one-line form */
+		for (int i = n - 1, shown = 0; i >= 1 && shown < 6; i--, shown++)
+			printf("%s%s", shown ? " <- " : "  ", stack_set_name(&c->evss, f[i]));
+		printf("\n");
+	}
+}
+
 static bool poll(void *ctx)
 {
 	struct profile_cmd *c = ctx;
 
-	prof_engine_poll(c->e, NULL, NULL);
+	prof_engine_poll(c->e, c->events ? on_sample : NULL, c);
 	return true;
 }
 
@@ -810,6 +868,7 @@ static void cleanup(void *ctx)
 
 	prof_engine_free(c->e);
 	c->e = NULL;
+	stack_set_free(&c->evss);
 	target_free(&c->t);
 	u64map_free(&c->prev);
 }
@@ -831,6 +890,7 @@ int cmd_profile(int argc, char **argv)
 		if (!strcmp(argv[i], "--timeline"))
 			return cmd_profile_timeline(argc, argv);
 	u64map_init(&c.prev);
+	stack_set_init(&c.evss);
 	ret = parse_options(&c, argc, argv);
 	if (ret)
 		return frame_status(ret);
@@ -862,6 +922,7 @@ int cmd_profile(int argc, char **argv)
 		.tracepoint = c.tracepoint,
 		.user = !c.kernel_only,
 		.kernel = !c.user_only,
+		.ring = c.events,
 	};
 	ret = prof_engine_open(&c.e, &c.t, &o);
 	if (ret) {

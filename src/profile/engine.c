@@ -253,8 +253,8 @@ static enum stack_kind stack_kind_of(enum sym_kind k)
 	return STACK_UNNAMED;
 }
 
-int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
-		    enum prof_by by, struct stack_set *ss, struct prof_stats *st)
+int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum prof_by by,
+		       struct stack_set *ss, const uint32_t **frames, unsigned *flags)
 {
 	uint32_t *f = e->frames;
 	int n = 0;
@@ -291,11 +291,25 @@ int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t
 	for (int i = 0; i < n; i++)
 		if (f[i] == UINT32_MAX)
 			return -1;
+	*frames = f;
+	*flags = (truncated ? PROF_TRUNCATED : 0) | (missing ? PROF_MISSING : 0);
+	return n;
+}
+
+int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
+		    enum prof_by by, struct stack_set *ss, struct prof_stats *st)
+{
+	const uint32_t *f;
+	unsigned flags;
+	int n = prof_engine_frames(e, k, by, ss, &f, &flags);
+
+	if (n < 0)
+		return -1;
 	if (st) {
 		st->samples += count;
-		if (truncated)
+		if (flags & PROF_TRUNCATED)
 			st->truncated += count;
-		if (missing)
+		if (flags & PROF_MISSING)
 			st->stack_missing += count;
 	}
 	return stack_set_add(ss, f, n, count);

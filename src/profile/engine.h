@@ -56,6 +56,15 @@ int prof_engine_read(struct prof_engine *e, struct profile_counts *c);
  */
 int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,
 		    enum prof_by by, struct stack_set *ss, struct prof_stats *st);
+/*
+ * The frames of one key (root first, as prof_engine_add adds them) with their names
+ * interned in ss; *frames is valid until the next call. Returns how many, -1 when out
+ * of memory. flags: PROF_TRUNCATED, PROF_MISSING. For single samples (a timeline).
+ */
+#define PROF_TRUNCATED 1u
+#define PROF_MISSING   2u
+int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum prof_by by,
+		       struct stack_set *ss, const uint32_t **frames, unsigned *flags);
 /* Fills the kernel-side fields of st from the statistics in c. */
 void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st);
 /* The group label of a (pid, tid) for `by`, valid until the next call. */

@@ -113,6 +113,36 @@ assert \"f_a\" in f and \"main\" in f, f
 	test_grep "^error: " p4b.err
 '
 
+test_expect_success '--by thread: each thread with its name; -t TID: that thread alone' '
+	profloop_start pl6.out -n &&
+	pid=$PL_PID &&
+	sleep 0.2 &&
+	dbtap profile -p $pid -d 2 --by thread -j >p6.json 2>p6.err &&
+	for t in /proc/$pid/task/*; do echo "${t##*/} $(cat $t/comm)"; done >comms &&
+	alpha=$(awk "\$2 == \"pl-alpha\" { print \$1 }" comms) &&
+	dbtap profile -t $alpha -d 1 --events -j >p7.json 2>p7.err &&
+	profloop_stop &&
+	json_py "
+threads = {p[\"thread\"]: p for p in d[\"processes\"]}
+assert set(threads) == {\"pl-alpha\", \"pl-beta\"}, threads.keys()
+for name, p in threads.items():
+    assert p[\"pid\"] == $pid and p[\"tid\"] != $pid and p[\"type\"] == \"profloop\", p
+    assert p[\"samples\"] > 10, p
+    assert \"%d %s\" % (p[\"tid\"], name) in open(\"comms\").read().splitlines(), p
+assert sum(p[\"samples\"] for p in d[\"processes\"]) == d[\"samples\"], d
+" <p6.json &&
+	json_py "
+ev = [l for l in lines if l[\"report\"] == \"event\"]
+s = lines[-1]
+assert s[\"report\"] == \"summary\" and len(ev) == s[\"samples\"] > 0, (len(ev), s)
+assert s[\"events_dropped\"] == 0, s
+assert all(e[\"pid\"] == $pid and e[\"tid\"] == $alpha for e in ev), ev[:2]
+assert all(e[\"stack\"][-2:] in ([\"loop\", \"f_a\"], [\"loop\", \"f_b\"]) for e in ev), ev[:2]
+t = [e[\"time_s\"] for e in ev]
+assert t == sorted(t) and 0 <= t[0] and t[-1] <= s[\"duration_s\"], t
+" <p7.json
+'
+
 test_expect_success 'text report: self and total tables, frame pointers said' '
 	profloop_start pl5.out &&
 	dbtap profile -p $PL_PID -d 1 >p5.txt 2>p5.err &&

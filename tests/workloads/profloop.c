@@ -3,12 +3,15 @@
  * each call of f_b, each call doing the same work, so f_a has 75 % of the samples and
  * f_b 25 %, and every stack is main -> loop -> f_a or f_b. Built with frame pointers.
  *
- *   profloop [-w] [-s SECS] [-r DEPTH] [-t]
+ *   profloop [-w] [-s SECS] [-r DEPTH] [-t] [-n]
  *     prints "ready PID"; -w: then waits for SIGUSR1; runs the loop (for SECS seconds,
  *     then prints "done" and sleeps until killed; without -s until killed). -r DEPTH:
  *     the loop runs DEPTH calls deep inside deep() (a stack deeper than the unwinder
- *     takes, when DEPTH is over 127). -t: loop_short() calls f_short() forever instead.
+ *     takes, when DEPTH is over 127). -t: loop_short() calls f_short() forever instead. -n: two
+ *     threads named "pl-alpha" and "pl-beta" run the loop, the main thread sleeps.
  */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,13 @@ __attribute__((noinline)) void deep(int depth, double secs)
 	__asm__ volatile("" ::: "memory");
 }
 
+static void *thread_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), arg);
+	loop(0);
+	return NULL;
+}
+
 static void on_usr1(int sig)
 {
 }
@@ -87,11 +97,13 @@ static void on_usr1(int sig)
 int main(int argc, char **argv)
 {
 	double secs = 0;
-	int opt, wait = 0, depth = 0, tight = 0;
+	int opt, wait = 0, depth = 0, tight = 0, threads = 0;
 	sigset_t set, old;
 
-	while ((opt = getopt(argc, argv, "ws:r:t")) != -1) {
-		if (opt == 't')
+	while ((opt = getopt(argc, argv, "ws:r:tn")) != -1) {
+		if (opt == 'n')
+			threads = 1;
+		else if (opt == 't')
 			tight = 1;
 		else if (opt == 'w')
 			wait = 1;
@@ -102,6 +114,11 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
+	if (threads) {
+		pthread_t a, b;
+		pthread_create(&a, NULL, thread_main, "pl-alpha");
+		pthread_create(&b, NULL, thread_main, "pl-beta");
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	signal(SIGUSR1, on_usr1);
@@ -110,6 +127,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (wait)
 		sigsuspend(&old);
+	if (threads)
+		for (;;)
+			pause();
 	if (tight)
 		loop_short();
 	if (depth)
