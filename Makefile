@@ -125,7 +125,7 @@ $(BUILD)/tests/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=reall
 # Test workloads: deterministic targets with known instructions and USDT sites.
 # The profiler's targets keep frame pointers, as PostgreSQL's Debian build does.
 workloads: $(WORKLOADS)
-$(BUILD)/workloads/profloop $(BUILD)/workloads/jitloop: WL_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+$(BUILD)/workloads/profloop $(BUILD)/workloads/jitloop $(BUILD)/workloads/stacktree: WL_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

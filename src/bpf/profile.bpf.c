@@ -123,13 +123,14 @@ static __always_inline __u64 entry_return(void)
 		return 0;
 	if (bpf_probe_read_user(&fpret, sizeof(fpret), (void *)(bp + 8)) == 0 && fpret == ret)
 		return 0;
-	/* call rel32 (e8, 5 bytes) or call through a register or memory (ff /2: 2, 3, 6, 7) */
+	/* call rel32 (e8, 5 bytes) or call through a register or memory (ff /2, 2 to 7 bytes) */
 	if (bpf_probe_read_user(k, sizeof(k), (void *)(ret - 7)))
 		return 0;
-	if (k[2] == 0xe8 || (k[5] == 0xff && (k[6] & 0x38) == 0x10) ||
-	    (k[4] == 0xff && (k[5] & 0x38) == 0x10) || (k[1] == 0xff && (k[2] & 0x38) == 0x10) ||
-	    (k[0] == 0xff && (k[1] & 0x38) == 0x10))
+	if (k[2] == 0xe8)
 		return ret;
+	for (int i = 0; i < 6; i++)
+		if (k[i] == 0xff && (k[i + 1] & 0x38) == 0x10)
+			return ret;
 	return 0;
 }
 #else

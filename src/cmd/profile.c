@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf/tracepoint.h"
@@ -50,6 +51,7 @@ struct profile_cmd {
 	struct u64map prev;   /* key hash -> count at the last interval report */
 	bool failed;          /* -o could not be written */
 	bool events;          /* --events: every sample through the ring buffer */
+	double sym_cpu_ms;    /* CPU time of reading and naming the stacks (the summary's) */
 	struct stack_set evss; /* frame names of the events printed */
 };
 
@@ -460,6 +462,7 @@ struct collected {
 	struct prof_stats st;
 	struct proc_count *procs;
 	size_t nprocs;
+	int nkeys;            /* (thread, user stack, kernel stack) keys read from the kernel */
 };
 
 static int cmp_proc(const void *a, const void *b)
@@ -478,9 +481,12 @@ static int collect(struct profile_cmd *c, bool summary, struct collected *out)
 	int ret = 0;
 
 	memset(&out->st, 0, sizeof(out->st));
+	uint64_t t0 = now_ns();
 	if (prof_engine_read(c->e, &pc) < 0)
 		return error("cannot read the profile maps");
+	verbose("profile: %d keys read in %.1f ms", pc.n, (now_ns() - t0) / 1e6);
 	prof_engine_stats(&pc, &out->st);
+	out->nkeys = pc.n;
 	u64map_init(&pids);
 	for (int i = 0; i < pc.n; i++) {
 		uint64_t n = pc.counts[i], h, *pv;
@@ -511,6 +517,7 @@ static int collect(struct profile_cmd *c, bool summary, struct collected *out)
 		out->procs[*pv].samples += n;
 	}
 	u64map_free(&pids);
+	verbose("profile: %d keys named in %.1f ms", pc.n, (now_ns() - t0) / 1e6);
 	profile_counts_free(&pc);
 	qsort(out->procs, out->nprocs, sizeof(*out->procs), cmp_proc);
 	return ret;
@@ -675,8 +682,11 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 	json_uint(&j, "stacks", ss->n);
 	if (c->events)
 		json_uint(&j, "events_dropped", st->ring_full);
-	if (summary)
+	if (summary) {
 		json_double(&j, "symbolize_us", sym_ms * 1000);
+		json_double(&j, "symbolize_cpu_us", c->sym_cpu_ms * 1000);
+		json_uint(&j, "kernel_keys", col->nkeys);
+	}
 	/* the breakdown is named for what its elements are (docs/json.md) */
 	bool per_proc = c->by == PROF_BY_PID || c->by == PROF_BY_THREAD;
 	json_array_begin(&j, per_proc ? "processes" : "types");
@@ -786,7 +796,9 @@ static void report(void *ctx, const struct frame_report *r)
 	struct collected col = { 0 };
 	bool summary = r->kind == FRAME_SUMMARY;
 	uint64_t t0 = now_ns();
+	struct timespec cpu0, cpu1;
 
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
 	if (c->folded && !summary)
 		return;
 	if (c->events)
@@ -795,6 +807,8 @@ static void report(void *ctx, const struct frame_report *r)
 	if (collect(c, summary, &col) < 0)
 		goto out;
 	double sym_ms = (now_ns() - t0) / 1e6;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+	c->sym_cpu_ms = (cpu1.tv_sec - cpu0.tv_sec) * 1e3 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
 	if (summary && c->out && write_output(c, &col.ss, r->span_s) < 0)
 		c->failed = true;
 	if (c->folded)

@@ -177,6 +177,10 @@ static struct elf_file *open_file(const char *path, bool quiet)
 	}
 
 	load_symbols(ef);
+	if (quiet) {
+		ef->source = has_section_type(ef->elf, SHT_SYMTAB) ? SYM_SYMTAB : SYM_DYNSYM;
+		return ef;
+	}
 	/* Looks for the debug file now, so that debug_path is known whatever is asked first. */
 	Dwarf_Addr dwbias;
 	dwfl_module_getdwarf(ef->mod, &dwbias);

@@ -68,6 +68,7 @@ int perfmap_parse(const char *buf, size_t len, struct addr_syms *out, int *bad)
 		size_t nlen = line_end - s;
 		if (nlen && s[nlen - 1] == '\r')
 			nlen--;
+		nlen = strnlen(s, nlen); /* a NUL inside ends the name */
 		if (!nlen || !size || start + size < start)
 			goto skip;
 		if (nlen > JIT_NAME_MAX)

@@ -17,7 +17,9 @@
 #include "target/kallsyms.h"
 #include "target/proc.h"
 #include "target/symbolize.h"
+#include "util/error.h"
 #include "util/hashtab.h"
+#include "util/runloop.h"
 
 struct sym_map {
 	uint64_t start, end, pgoff;
@@ -330,9 +332,11 @@ static uint64_t name_in_file(struct symbolizer *s, const struct sym_map *m, uint
 	if (!f->tried) {
 		f->tried = true;
 		if (f->path[0] == '/') {
+			uint64_t t0 = now_ns();
 			f->ef = elf_file_open_quiet(f->path);
 			if (f->ef)
 				f->mod.fp_permille = elf_file_fp_permille(f->ef);
+			verbose("symbols of %s: %.1f ms", f->path, (now_ns() - t0) / 1e6);
 		}
 	}
 	note_module(s, f);
@@ -426,8 +430,11 @@ void symbolizer_kernel(struct symbolizer *s, uint64_t ip, bool ret, struct sym_f
 		unpack(s, *v, f);
 		return;
 	}
-	if (!s->kloaded)
+	if (!s->kloaded) {
+		uint64_t t0 = now_ns();
 		s->kloaded = kallsyms_load(&s->ksyms, s->kallsyms_path) > 0 ? 1 : -1;
+		verbose("kernel symbols: %.1f ms", (now_ns() - t0) / 1e6);
+	}
 	if (s->kloaded > 0)
 		name = addr_syms_lookup(&s->ksyms, addr, NULL);
 	if (name) {

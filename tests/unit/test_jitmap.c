@@ -38,6 +38,14 @@ static void test_perfmap(void **state)
 	assert_string_equal(addr_syms_lookup(&a, 0x7f00000020ff, NULL), "Interpreter: with spaces");
 	assert_null(addr_syms_lookup(&a, 0x7f0000000fff, NULL));
 	addr_syms_free(&a);
+
+	/* a NUL inside a line ends its name; a name of only a NUL is no name */
+	const char nul[] = "7f0000005000 10 ab\0cd\n7f0000006000 10 \0x\n";
+	addr_syms_init(&a);
+	assert_int_equal(perfmap_parse(nul, sizeof(nul) - 1, &a, NULL), 1);
+	addr_syms_finish(&a);
+	assert_string_equal(addr_syms_lookup(&a, 0x7f0000005001, NULL), "ab");
+	addr_syms_free(&a);
 }
 
 static size_t put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); return 4; }

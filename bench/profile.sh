@@ -1,0 +1,189 @@
+#!/bin/bash
+# bench/profile.sh: what `dbtap profile` costs a PostgreSQL server, how fast and small it
+# is, and how it compares with `perf record -g` + `perf script` on the same load.
+#
+#	bench/profile.sh [ROUNDS [SECS]]    default 3 rounds of 10 s per mode
+#
+# One throwaway cluster under pgbench -S -M prepared -c 2 -j 2 (select-only: the most
+# transactions, so the sampling's share of the work is the largest). Prints, all
+# measured side by side in this run:
+#   - TPS under dbtap profile --pg at 99 Hz and 999 Hz, as ratios to untraced (rounds
+#     interleaved so drift hits all modes alike), and the backends' CPU time per
+#     transaction (the postmaster's reaped children), whose difference to untraced is
+#     what sampling costs each transaction;
+#   - dbtap's own CPU while it samples at 99 Hz (% of one core) and its peak RSS with
+#     the server binary's symbols loaded;
+#   - 10,000+ distinct stacks (tests/workloads/stacktree) named after the end: wall
+#     and CPU milliseconds;
+#   - beside `perf record -g -F 99 -a` on the same seconds: time from the end of
+#     sampling to a folded file, peak RSS, and the top 20 functions by self share of
+#     the cluster's processes in perf's profile against dbtap's (points apart).
+# Ratios and side-by-side figures, never absolute targets: machines differ.
+ROUNDS=${1:-3}
+SECS=${2:-10}
+. "$(dirname "$0")/../tests/lib/standalone.sh"
+standalone_init bench-profile "BPF, perf events"
+command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1; }
+[ -x "$ROOT/build/workloads/stacktree" ] || { echo "error: run make first" >&2; exit 1; }
+
+pg_start bench "autovacuum = off" || exit 1
+pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
+cd "$TRASH" || exit 1
+export ROUNDS SECS PG_PID PGDATA ROOT DBTAP
+exec python3 - <<'PY'
+import json, os, re, signal, subprocess, sys, time
+
+ROUNDS, SECS = int(os.environ["ROUNDS"]), float(os.environ["SECS"])
+PG_PID, PGDATA, DBTAP, ROOT = int(os.environ["PG_PID"]), os.environ["PGDATA"], os.environ["DBTAP"], os.environ["ROOT"]
+HZ = os.sysconf("SC_CLK_TCK")
+
+def children_cpu():
+    f = open("/proc/%d/stat" % PG_PID).read().rsplit(")", 1)[1].split()
+    return (int(f[13]) + int(f[14])) / HZ   # cutime + cstime
+
+def proc_cpu(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / HZ   # utime + stime
+
+def pgbench():
+    c0 = children_cpu()
+    out = subprocess.run(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
+                         capture_output=True, text=True).stdout
+    time.sleep(0.3)   # the backends exit after pgbench
+    c1 = children_cpu()
+    tps = float(re.search(r"^tps = ([0-9.]+)", out, re.M).group(1))
+    n = int(re.search(r"processed: (\d+)", out).group(1))
+    return tps, (c1 - c0) * 1e6 / n
+
+def start(cmd, ready=b"tracing", **kw):
+    p = subprocess.Popen(cmd, stdout=kw.get("stdout", subprocess.DEVNULL), stderr=subprocess.PIPE)
+    line = p.stderr.readline()
+    while ready not in line:
+        if not line:
+            sys.exit("error: %s did not start" % cmd[0])
+        line = p.stderr.readline()
+    return p
+
+def stop(p):
+    """SIGINT, then wait: seconds from the signal to the exit, and the rusage."""
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = status
+    return time.monotonic() - t0, ru
+
+# --- cost to the server ---------------------------------------------------------------
+res = {"none": [], "99": [], "999": []}
+own = []
+rss_pg = 0
+for r in range(ROUNDS):
+    modes = ["none", "99", "999"] if r % 2 == 0 else ["999", "99", "none"]
+    for m in modes:
+        if m == "none":
+            res[m].append(pgbench())
+            continue
+        p = start([DBTAP, "profile", "--pg", PGDATA, "-F", m, "-j"])
+        c0 = proc_cpu(p.pid)
+        t0 = time.monotonic()
+        res[m].append(pgbench())
+        c1, t1 = proc_cpu(p.pid), time.monotonic()
+        _, ru = stop(p)
+        if m == "99":
+            own.append((c1 - c0) / (t1 - t0))
+            rss_pg = max(rss_pg, ru.ru_maxrss)
+
+def med(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+base_tps, base_cpu = med([t for t, _ in res["none"]]), med([c for _, c in res["none"]])
+print("dbtap profile, %d rounds of %g s of pgbench -S -c 2 -j 2 per mode, %d cpus" % (ROUNDS, SECS, os.cpu_count()))
+print("%-10s %10s %8s %14s %12s" % ("mode", "TPS", "ratio", "CPU us/txn", "added"))
+for m in ("none", "99", "999"):
+    tps, cpu = med([t for t, _ in res[m]]), med([c for _, c in res[m]])
+    print("%-10s %10.0f %8.3f %14.2f %+11.1f%%" % ("untraced" if m == "none" else m + " Hz", tps, tps / base_tps,
+          cpu, 100 * (cpu - base_cpu) / base_cpu))
+print("dbtap's own CPU while sampling at 99 Hz: %.2f %% of one core (median of %d)" % (100 * med(own), len(own)))
+print("dbtap peak RSS, --pg at 99 Hz with the server's symbols: %.1f MB" % (rss_pg / 1024))
+
+# --- 10,000 distinct stacks ------------------------------------------------------------
+w = subprocess.Popen([ROOT + "/build/workloads/stacktree"], stdout=subprocess.PIPE)
+wpid = int(w.stdout.readline().split()[1])
+out = subprocess.run([DBTAP, "profile", "-p", str(wpid), "-F", "4999", "-d", str(max(8, SECS)), "-j"],
+                     capture_output=True, text=True)
+w.kill(); w.wait()
+d = json.loads(out.stdout.strip().splitlines()[-1])
+print("stacktree: %d samples, %d distinct stacks (%d kernel keys) named in %.0f ms (%.0f ms CPU)" %
+      (d["samples"], d["stacks"], d["kernel_keys"], d["symbolize_ms"], d["symbolize_cpu_ms"]))
+
+# --- beside perf --------------------------------------------------------------------------
+perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "99", "-a", "-o", "perf.data"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+fold = open("dbtap.folded", "w")
+dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", "99", "--by", "pid", "--folded"], stdout=fold)
+time.sleep(0.5)
+bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(SECS / 2)
+pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and
+                   open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(PG_PID)}
+bench.wait()
+# both end together
+t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
+t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
+_, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
+fold.close()
+_, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
+t0 = time.monotonic()
+ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
+                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+# folding perf script's output, as stackcollapse-perf does (the same work in its place)
+stacks, cur, who = {}, [], None
+for line in ps.stdout:
+    if not line.strip():
+        if who is not None and cur:
+            k = (who, ";".join(reversed(cur)))
+            stacks[k] = stacks.get(k, 0) + 1
+        cur, who = [], None
+        continue
+    if not line[0].isspace():
+        m = re.match(r"\S+\s+(\d+)/(\d+)", line)
+        who = int(m.group(1)) if m else None
+        continue
+    parts = line.split(None, 1)
+    cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+_, _, ru_ps = os.wait4(ps.pid, 0)
+with open("perf.folded", "w") as f:
+    for (pid, s), n in sorted(stacks.items()):
+        f.write("%d;%s %d\n" % (pid, s, n))
+end_ps = time.monotonic() - t0
+perf_end = end_pr + end_ps
+print("end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
+      (end_d, perf_end, perf_end / end_d))
+print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
+      (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
+
+def selfshare(path, keep):
+    tot, by = 0, {}
+    for line in open(path):
+        frames, _, n = line.rstrip("\n").rpartition(" ")
+        f = frames.split(";")
+        if not keep(f[0]):
+            continue
+        n = int(n)
+        tot += n
+        by[f[-1]] = by.get(f[-1], 0) + n
+    return tot, by
+
+td, sd = selfshare("dbtap.folded", lambda g: True)
+tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
+print("samples of the cluster: dbtap %d, perf %d" % (td, tp))
+top = [k for k, _ in sorted(sp.items(), key=lambda x: -x[1]) if not k.startswith("[")][:20]
+worst = 0
+print("%-40s %8s %8s %7s" % ("top 20 by self share (perf)", "perf %", "dbtap %", "diff"))
+for k in top:
+    a, b = 100 * sp[k] / tp, 100 * sd.get(k, 0) / td
+    worst = max(worst, abs(a - b))
+    print("%-40.40s %8.2f %8.2f %+7.2f" % (k, a, b, b - a))
+print("largest difference: %.2f points (goal: within 2)" % worst)
+PY
