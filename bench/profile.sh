@@ -114,7 +114,7 @@ out = subprocess.run([DBTAP, "profile", "-p", str(wpid), "-F", "4999", "-d", str
 w.kill(); w.wait()
 d = json.loads(out.stdout.strip().splitlines()[-1])
 print("stacktree: %d samples, %d distinct stacks (%d kernel keys) named in %.0f ms (%.0f ms CPU)" %
-      (d["samples"], d["stacks"], d["kernel_keys"], d["symbolize_ms"], d["symbolize_cpu_ms"]))
+      (d["samples"], d["stacks"], d["kernel_keys"], d["symbolize_us"] / 1000, d["symbolize_cpu_us"] / 1000))
 
 # --- beside perf --------------------------------------------------------------------------
 perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "99", "-a", "-o", "perf.data"],
