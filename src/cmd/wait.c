@@ -74,10 +74,10 @@ struct wait_cmd {
 	int npi;
 	struct snap prev;
 	struct symbolizer *sym; /* --stacks */
-	bool attached;
+	bool attached, list;
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS, OPT_FLOOR };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS, OPT_FLOOR, OPT_LIST };
 
 static const struct frame_opt wait_opts[] = {
 	FRAME_OPT_PG,
@@ -93,6 +93,8 @@ static const struct frame_opt wait_opts[] = {
 	{ "stacks", OPT_STACKS, no_argument, NULL,
 	  "kernel and user stacks at each switch-out: an off-CPU flame graph" },
 	{ "output", 'o', required_argument, "FILE", "--stacks: FILE.svg (flame graph) or FILE.folded" },
+	{ "list-events", OPT_LIST, no_argument, NULL,
+	  "print the wait events of the server's version with their ids, and exit" },
 	/* bench/wait-switch.sh: an empty program at the same tracepoint, the cost floor */
 	{ "empty-program", OPT_FLOOR, no_argument, NULL, "", FRAME_OPT_CMD, true },
 	FRAME_OPTS_GLOBAL,
@@ -140,6 +142,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_FLOOR:
 		c->po.floor = true;
+		return 0;
+	case OPT_LIST:
+		c->list = true;
 		return 0;
 	case 'o':
 		c->out_path = arg;
@@ -996,6 +1001,48 @@ out:
 	return ret;
 }
 
+/* --list-events: the table of the server's version, id by id. */
+static int list_events(struct wait_cmd *c)
+{
+	int n = 0;
+
+	if (!pg_wait_names_known(c->major)) {
+		error("dbtap has no wait event names for PostgreSQL %d", c->major);
+		hint("the versions it has are 12 to 18; wait shows other versions' events as"
+		     " class and id");
+		return EXIT_FAIL;
+	}
+	if (!global.json)
+		printf("%-12s %-16s %s\n", "ID", "TYPE", "EVENT");
+	const struct pg_wait_names *t = pg_wait_names_for(c->major);
+	for (uint32_t cls = 0; cls < PG_WAIT_CLASSES; cls++) {
+		for (uint32_t id = 0; id < (uint32_t)t->cls[cls].n; id++) {
+			struct pg_wait_name nm;
+			uint32_t info = cls << 24 | id;
+			if (!t->cls[cls].names[id])
+				continue;
+			pg_wait_event_name(c->major, info, &nm);
+			n++;
+			if (global.json) {
+				struct json j;
+				json_init(&j);
+				frame_json_begin_kind(&j, "wait_event", 0);
+				json_uint(&j, "wait_event_info", info);
+				json_str(&j, "wait_event_type", nm.type);
+				json_str(&j, "wait_event", nm.event);
+				json_object_end(&j);
+				json_flush_line(&j, stdout);
+				json_release(&j);
+			} else {
+				printf("0x%08x   %-16s %s\n", info, nm.type, nm.event);
+			}
+		}
+	}
+	if (!global.json)
+		fprintf(stderr, "%d wait events of PostgreSQL %d\n", n, c->major);
+	return EXIT_OK;
+}
+
 /* After the summary: detach and free; safe twice (error paths, then the frame). */
 static void cleanup(void *ctx)
 {
@@ -1051,6 +1098,10 @@ int cmd_wait(int argc, char **argv)
 		error("cannot find the server binary of %s", target_describe(&c.t));
 		hint("run as root so /proc/PID/exe can be read");
 		ret = EXIT_FAIL;
+		goto fail;
+	}
+	if (c.list) {
+		ret = list_events(&c);
 		goto fail;
 	}
 	if (!pg_wait_names_known(c.major))

@@ -148,13 +148,16 @@ int pg_major_of_process(pid_t pid)
 /*
  * 14 introduced my_wait_event_info (a pointer in .dynsym, what pgstat_report_wait_start
  * writes through); before it the word is PGPROC's wait_event_info, found through MyProc.
- * PGPROC offsets from offsetof() on each release's headers (x86-64).
+ * x86-64 PGPROC offsets: 13 from offsetof() on 13.16's headers; both 12 (12.22) and 13
+ * (13.23) found in a live server's sleeping backend (the only word holding its Timeout
+ * event) and confirmed by writing ids there and reading pg_stat_activity back.
  */
 static const struct {
 	int major_min, major_max;
 	const char *symbol;
 	uint32_t field_off;
 } wait_locs[] = {
+	{ 12, 12, "MyProc", 676 },
 	{ 13, 13, "MyProc", 684 },
 	{ 14, 18, "my_wait_event_info", 0 },
 };

@@ -11,7 +11,7 @@ static const char *const class_names[PG_WAIT_CLASSES] = {
 	[0x0A] = "IO", [0x0B] = "InjectionPoint",
 };
 
-static const struct pg_wait_names *names_for(int major)
+const struct pg_wait_names *pg_wait_names_for(int major)
 {
 	for (int i = 0; i < pg_wait_names_count; i++)
 		if (pg_wait_names_table[i].major == major)
@@ -21,12 +21,12 @@ static const struct pg_wait_names *names_for(int major)
 
 bool pg_wait_names_known(int major)
 {
-	return names_for(major) != NULL;
+	return pg_wait_names_for(major) != NULL;
 }
 
 void pg_wait_event_name(int major, uint32_t info, struct pg_wait_name *out)
 {
-	const struct pg_wait_names *t = names_for(major);
+	const struct pg_wait_names *t = pg_wait_names_for(major);
 	uint32_t cls = info >> 24, id = info & 0xffff;
 	const char *name = NULL;
 
@@ -56,7 +56,7 @@ void pg_wait_event_name(int major, uint32_t info, struct pg_wait_name *out)
 
 uint32_t pg_wait_event_lookup(int major, const char *type, const char *event)
 {
-	const struct pg_wait_names *t = names_for(major);
+	const struct pg_wait_names *t = pg_wait_names_for(major);
 
 	if (!t)
 		return 0;

@@ -36,6 +36,8 @@ struct pg_wait_name {
 	bool known;     /* false when either part was printed as a number */
 };
 
+/* The names of this major version, NULL when dbtap has none. */
+const struct pg_wait_names *pg_wait_names_for(int major);
 /* Whether dbtap has the names of this major version. */
 bool pg_wait_names_known(int major);
 /* Names of info (non-zero) in a server of this major version (one with names). */

@@ -49,6 +49,17 @@ static void test_names(void **state)
 	check(18, 0x07000003, "Extension", "id 3", false); /* a custom event of 17+ */
 	check(18, 0x0B000001, "InjectionPoint", "id 1", false);
 	check(15, 0x0C000001, "class 12", "id 1", false);
+	/* 18 does not keep its tranche names in enum order: 87 is the member SLRU */
+	check(18, 0x01000000 | 87, "LWLock", "MultiXactMemberSLRU", true);
+	/* 12 named its locks as registered: the Lock suffix, lower-case tranches */
+	check(12, 0x01000008, "LWLock", "WALWriteLock", true);
+	check(12, 0x01000000 | 56, "LWLock", "buffer_content", true);
+	check(12, 0x09000001, "Timeout", "PgSleep", true);
+	/* 16 added applytransaction; 17 camel-cases IO names it sorts */
+	check(16, 0x0300000B, "Lock", "applytransaction", true);
+	check(17, 0x0A000000, "IO", "BasebackupRead", true);
+	for (int v = 12; v <= 18; v++)
+		assert_true(pg_wait_names_known(v));
 	/* a version without names: numbers, never dropped */
 	check(99, 0x09000002, "Timeout", "id 2", false);
 	assert_false(pg_wait_names_known(99));
@@ -87,6 +98,12 @@ static void test_locate(void **state)
 	assert_string_equal(loc.symbol, "MyProc");
 	/* offsetof(PGPROC, wait_event_info) on 13.16's headers */
 	assert_int_equal(loc.field_off, 684);
+	assert_int_equal(pg_wait_locate(12, NULL, &loc), 0);
+	assert_string_equal(loc.symbol, "MyProc");
+	assert_int_equal(loc.field_off, 676);
+	assert_int_equal(pg_wait_locate(14, NULL, &loc), 0);
+	assert_string_equal(loc.symbol, "my_wait_event_info");
+	assert_int_equal(pg_wait_locate(11, NULL, &loc), -1);
 	assert_int_equal(pg_wait_locate(99, NULL, &loc), -1);
 }
 
