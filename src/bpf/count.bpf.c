@@ -11,6 +11,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 by_pid = 0;
 
+/*
+ * Hits per probe; with --by, only the hits no pid_hits entry could take (the map full).
+ * Every hit lands in exactly one of the two maps, so user space derives a probe's total
+ * from the same reads as its split and the two always agree.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, COUNT_MAX_PROBES);
@@ -18,8 +23,9 @@ struct {
 	__type(value, __u64);
 } hits SEC(".maps");
 
+/* A plain hash, not an LRU: an evicted entry would take its hits with it, unseen. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct count_key);
 	__type(value, struct count_val);
@@ -40,9 +46,6 @@ static __always_inline void hit(__u64 cookie)
 
 	if (!filter_match())
 		return;
-	v = bpf_map_lookup_elem(&hits, &idx);
-	if (v)
-		(*v)++;
 	if (by_pid) {
 		struct count_key k = { .probe = idx, .pid = bpf_get_current_pid_tgid() >> 32 };
 		struct count_val *cv = bpf_map_lookup_elem(&pid_hits, &k);
@@ -55,16 +58,22 @@ static __always_inline void hit(__u64 cookie)
 			unsigned long arg = BPF_CORE_READ(task, mm, arg_start);
 
 			if (!tmp)
-				return;
+				goto unattributed;
 			tmp->hits = 0;
 			if (bpf_probe_read_user_str(tmp->title, sizeof(tmp->title), (void *)arg) < 0)
 				tmp->title[0] = '\0';
 			bpf_map_update_elem(&pid_hits, &k, tmp, BPF_NOEXIST);
 			cv = bpf_map_lookup_elem(&pid_hits, &k);
 		}
-		if (cv)
+		if (cv) {
 			__sync_fetch_and_add(&cv->hits, 1);
+			return;
+		}
 	}
+unattributed:
+	v = bpf_map_lookup_elem(&hits, &idx);
+	if (v)
+		(*v)++;
 }
 
 /* Every site of every probe through multi-uprobe links: USDT sites are uprobes too. */

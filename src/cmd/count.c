@@ -29,6 +29,7 @@ struct count_cmd {
 	struct probe_list probes;
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
+	uint64_t *prev_un; /* --by: hits no process entry took, at the previous report */
 	struct hashmap prev_hits; /* --by: (probe, pid) -> hits at the last report */
 };
 
@@ -142,7 +143,12 @@ static uint64_t prev_key(const struct count_key *k)
 	return (uint64_t)k->probe << 32 | k->pid;
 }
 
-static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
+/*
+ * The split rows of this report, and into attributed[probe] the cumulative hits the
+ * per-process map holds for each probe (what its total is made of, with the hits map).
+ */
+static int collect_splits(struct count_cmd *c, bool summary, struct split **out,
+			  uint64_t *attributed)
 {
 	struct count_key *k = NULL;
 	struct count_val *v = NULL;
@@ -157,6 +163,8 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out)
 	}
 	for (int i = 0; i < n; i++) {
 		uint64_t d = v[i].hits, before;
+		if (k[i].probe < (__u32)c->probes.n)
+			attributed[k[i].probe] += v[i].hits;
 		if (!summary && hashmap_get_u64(&c->prev_hits, prev_key(&k[i]), &before))
 			d -= before;
 		if (!d)
@@ -216,23 +224,36 @@ static void report(void *ctx, const struct frame_report *r)
 	struct count_cmd *c = ctx;
 	bool summary = r->kind == FRAME_SUMMARY;
 	int n = c->probes.n, ns = 0;
-	uint64_t *d = calloc(n, sizeof(*d)), total = 0;
+	uint64_t *d = calloc(n, sizeof(*d)), *un = calloc(n, sizeof(*un)), total = 0;
 	struct split *s = NULL;
 	double secs = r->span_s;
 
-	if (!d || count_probe_read(c->cp, c->cur) < 0) {
+	if (!d || !un || count_probe_read(c->cp, c->cur) < 0) {
 		warning("cannot read the count map");
 		free(d);
+		free(un);
 		return;
 	}
+	/* with --by the hits map holds only what no process entry took: un, for now */
+	if (c->by != BY_NONE) {
+		memcpy(un, c->cur, n * sizeof(*un));
+		ns = collect_splits(c, summary, &s, d);
+		for (int i = 0; i < n; i++)
+			c->cur[i] += d[i];
+	}
 	for (int i = 0; i < n; i++) {
+		uint64_t prev_un = summary ? 0 : c->prev_un[i];
 		d[i] = summary ? c->cur[i] : c->cur[i] - c->prev[i];
 		total += d[i];
+		if (c->by != BY_NONE) {
+			uint64_t cum = un[i];
+			un[i] = cum - prev_un;
+			if (!summary)
+				c->prev_un[i] = cum;
+		}
 	}
 	if (!summary)
 		memcpy(c->prev, c->cur, n * sizeof(*c->cur));
-	if (c->by != BY_NONE)
-		ns = collect_splits(c, summary, &s);
 
 	if (global.json) {
 		struct json j;
@@ -260,6 +281,8 @@ static void report(void *ctx, const struct frame_report *r)
 					if (s[k].probe == (__u32)i)
 						json_split(&j, c->by, &s[k]);
 				json_array_end(&j);
+				if (un[i])
+					json_uint(&j, "unattributed_hits", un[i]);
 			}
 			json_object_end(&j);
 		}
@@ -300,10 +323,13 @@ static void report(void *ctx, const struct frame_report *r)
 				else
 					printf("    %-*s %12" PRIu64 "\n", w - 2, v[0] ? v : "-", s[k].hits);
 			}
+			if (un[i])
+				printf("    %-*s %12" PRIu64 "\n", w - 2, "(no process entry left)", un[i]);
 		}
 	}
 	free(s);
 	free(d);
+	free(un);
 }
 
 /* After the summary: detach and free; safe twice (error paths, then the frame). */
@@ -316,9 +342,10 @@ static void cleanup(void *ctx)
 	probe_list_free(&c->probes);
 	target_free(&c->t);
 	free(c->prev);
+	free(c->prev_un);
 	free(c->cur);
 	hashmap_free(&c->prev_hits);
-	c->prev = c->cur = NULL;
+	c->prev = c->cur = c->prev_un = NULL;
 }
 
 /* Whether any PROBE word (argv[optind..]) leaves its binary to the target. */
@@ -374,8 +401,9 @@ int cmd_count(int argc, char **argv)
 		goto fail;
 	}
 	c.prev = calloc(c.probes.n, sizeof(*c.prev));
+	c.prev_un = calloc(c.probes.n, sizeof(*c.prev_un));
 	c.cur = calloc(c.probes.n, sizeof(*c.cur));
-	if (!c.prev || !c.cur) {
+	if (!c.prev || !c.cur || !c.prev_un) {
 		error("out of memory");
 		ret = EXIT_FAIL;
 		goto fail;
