@@ -212,6 +212,18 @@ test_expect_success '--textfile: DIR/dbtap.prom written by rename, promtool-clea
 	test_cmp expect.txt files.txt
 '
 
+test_expect_success 'every address: a warning says so; 127.0.0.1 is the default' '
+	"$DBTAP" serve --pg "$PGDATA" --collect watch -d 0.5 >dflt.out 2>dflt.err &&
+	test_grep "^serving http://127.0.0.1:9187/metrics" dflt.err ||
+		test_grep "cannot listen on .127.0.0.1:9187." dflt.err &&
+	serve_start all.err --pg "$PGDATA" --listen 0.0.0.0:0 --collect watch &&
+	test_grep "^warning: listening on every address (0.0.0.0:" all.err &&
+	serve_stop &&
+	serve_start lo.err --pg "$PGDATA" --collect watch &&
+	test_must_fail grep -q "^warning: listening on every address" lo.err &&
+	serve_stop
+'
+
 test_expect_success '--rescan 0: only CAP_BPF is kept' '
 	serve_start r0.err --pg "$PGDATA" --rescan 0 &&
 	grep "^CapEff:" /proc/$SERVE_PID/status >caps0.txt &&
