@@ -78,8 +78,8 @@ assert sum(l[\"probes\"][0][\"hits\"] for l in iv) == s[\"probes\"][0][\"hits\"]
 assert all(l[\"report\"] == \"interval\" for l in iv), iv
 assert s[\"probes\"][0][\"processes\"] == [{\"pid\": $lp, \"type\": \"funcloop\", \"user\": None,
                                           \"database\": None, \"hits\": 3000}], s
-# every interval splits its hits by process (read from another map, a moment apart:
-# the intervals add up, each one may differ by a hit in flight)
+# every interval splits its hits by process: the same hits, and over the run all of them
+assert all(sum(x[\"hits\"] for x in l[\"probes\"][0][\"processes\"]) == l[\"probes\"][0][\"hits\"] for l in iv), iv
 assert sum(x[\"hits\"] for l in iv for x in l[\"probes\"][0][\"processes\"]) == 3000, iv
 " <c3.json
 '
