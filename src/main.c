@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "count",   cmd_count,   "how often functions and USDT probes fire" },
 	{ "stat",    cmd_stat,    "performance counters per process, thread, query or transaction" },
 	{ "profile", cmd_profile, "where the CPU time goes, by stack: text, folded, flame graph" },
+	{ "record",  cmd_record,  "the flight recorder: keeps the last minute, captures it when slow" },
 	{ "wait",    cmd_wait,    "where backends' time goes: CPU and each wait event, in seconds, by query" },
 	{ "bench",   cmd_bench,   "what each probe mechanism costs on this machine" },
 	{ "serve",   cmd_serve,   "the same figures for Prometheus: /metrics, OpenMetrics, textfile" },

@@ -14,7 +14,7 @@ const volatile __u32 want_records = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 * 1024 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } ring SEC(".maps");
 
 /* When each thread's transaction and statement began; LRU: exited backends age out. */

@@ -188,6 +188,23 @@ int profile_probe_read(struct profile_probe *p, struct profile_counts *c)
 	return 0;
 }
 
+int profile_probe_stats(struct profile_probe *p, __u64 stats[PROFILE_ST_MAX])
+{
+	__u64 *percpu = calloc(p->ncpus, sizeof(__u64));
+
+	memset(stats, 0, PROFILE_ST_MAX * sizeof(*stats));
+	if (!percpu)
+		return -1;
+	for (__u32 i = 0; i < PROFILE_ST_MAX; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stats), &i, percpu) < 0)
+			continue;
+		for (int cpu = 0; cpu < p->ncpus; cpu++)
+			stats[i] += percpu[cpu];
+	}
+	free(percpu);
+	return 0;
+}
+
 void profile_counts_free(struct profile_counts *c)
 {
 	free(c->keys);

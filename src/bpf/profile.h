@@ -107,6 +107,8 @@ int profile_probe_consume(struct profile_probe *p,
 			  void (*fn)(const struct profile_rec *r, void *arg), void *arg);
 /* Reads the counts map and the statistics. 0 or -1. */
 int profile_probe_read(struct profile_probe *p, struct profile_counts *c);
+/* The statistics alone (summed over CPUs), without reading the counts: cheap each second. */
+int profile_probe_stats(struct profile_probe *p, __u64 stats[PROFILE_ST_MAX]);
 void profile_counts_free(struct profile_counts *c);
 /* The user (or kernel) stack stored under hash; 0, or -1 when it is not there. */
 int profile_probe_stack(struct profile_probe *p, bool kernel, __u64 hash, struct profile_stack *s);

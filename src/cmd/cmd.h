@@ -30,6 +30,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 /* profile --timeline: cmd_profile hands the whole command line over. */
 int cmd_profile_timeline(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /*
  * getopt_long helpers every command uses the same way: -j and -v are accepted in any

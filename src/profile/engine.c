@@ -150,6 +150,11 @@ int prof_engine_read(struct prof_engine *e, struct profile_counts *c)
 	return profile_probe_read(e->probe, c);
 }
 
+int prof_engine_read_stats(struct prof_engine *e, __u64 stats[PROFILE_ST_MAX])
+{
+	return profile_probe_stats(e->probe, stats);
+}
+
 void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st)
 {
 	st->lost_counts = c->stats[PROFILE_ST_COUNTS_FULL];

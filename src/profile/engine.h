@@ -49,6 +49,8 @@ int prof_engine_poll(struct prof_engine *e, void (*fn)(const struct profile_rec 
 		     void *arg);
 /* Cumulative counts and statistics from the kernel. 0 or -1. */
 int prof_engine_read(struct prof_engine *e, struct profile_counts *c);
+/* The kernel's statistics alone (samples taken, lost...), summed over CPUs. 0 or -1. */
+int prof_engine_read_stats(struct prof_engine *e, __u64 stats[PROFILE_ST_MAX]);
 /*
  * Adds count samples of one key to ss: root frame by `by`, then the user frames
  * outermost first, then the kernel frames; a truncated stack gets a "[truncated]"

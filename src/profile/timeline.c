@@ -310,6 +310,10 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 				goto out;
 			u64map_put(&bd.stacks, h, m->ss.last);
 			v = u64map_get(&bd.stacks, h);
+		} else {
+			/* named once; counted for each sample, so the set is the window's profile */
+			m->ss.v[*v].count++;
+			m->ss.total++;
 		}
 		if (tl_row_tick(r, secs(b, s->t_ns), (uint32_t)*v) < 0)
 			goto out;
