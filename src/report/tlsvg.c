@@ -88,14 +88,12 @@ static void legend(const struct tl_model *m, FILE *f, size_t nrows, int y)
 			uint64_t key = (uint64_t)(uintptr_t)leaf, *v = u64map_get(&count, key);
 			u64map_put(&count, key, v ? *v + 1 : 1);
 		}
-	for (size_t i = 0; i < count.cap; i++) {
-		if (!count.used[i])
-			continue;
-		uint64_t n = count.vals[i];
+	uint64_t key, n;
+	for (size_t pos = 0; u64map_next(&count, &pos, &key, &n);) {
 		for (int k = 0; k < 8; k++)
 			if (n > top[k].n) {
 				memmove(&top[k + 1], &top[k], (7 - k) * sizeof(top[0]));
-				top[k].name = (const char *)(uintptr_t)count.keys[i];
+				top[k].name = (const char *)(uintptr_t)key;
 				top[k].n = n;
 				break;
 			}

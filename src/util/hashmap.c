@@ -133,6 +133,16 @@ bool hashmap_get(const struct hashmap *m, const void *key, size_t klen, uint64_t
 	return true;
 }
 
+uint64_t *hashmap_ref(const struct hashmap *m, const void *key, size_t klen)
+{
+	size_t i;
+
+	if (!m->n)
+		return NULL;
+	i = find(m, hash_bytes(key, klen), key, klen);
+	return m->slots[i].hash ? &m->slots[i].value : NULL;
+}
+
 bool hashmap_del(struct hashmap *m, const void *key, size_t klen)
 {
 	size_t mask = m->cap - 1, i, j;

@@ -43,6 +43,11 @@ void hashmap_free(struct hashmap *m);
 int hashmap_put(struct hashmap *m, const void *key, size_t klen, uint64_t value);
 /* true and *value (may be NULL) when key is there. */
 bool hashmap_get(const struct hashmap *m, const void *key, size_t klen, uint64_t *value);
+/*
+ * The value of key in place, for counting without a second lookup; NULL when key is
+ * not there. The pointer holds until the map next gains or loses a key.
+ */
+uint64_t *hashmap_ref(const struct hashmap *m, const void *key, size_t klen);
 /* Removes key; true when it was there. */
 bool hashmap_del(struct hashmap *m, const void *key, size_t klen);
 

@@ -1,4 +1,4 @@
-/* Open addressing with linear probing: symbol caches and frame tables of tens of thousands of entries. */
+/* The string pool (names interned once, ids stable) and the byte hash beside util/hashmap. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,73 +12,6 @@ uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 	return hash_u64(h);
-}
-
-void u64map_init(struct u64map *m)
-{
-	memset(m, 0, sizeof(*m));
-}
-
-void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
-}
-
-uint64_t *u64map_get(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->used[i])
-			return NULL;
-		if (m->keys[i] == key)
-			return &m->vals[i];
-	}
-}
-
-static int grow(struct u64map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct u64map nm = {
-		.keys = malloc(cap * sizeof(uint64_t)),
-		.vals = malloc(cap * sizeof(uint64_t)),
-		.used = calloc(cap, sizeof(bool)),
-		.cap = cap,
-	};
-
-	if (!nm.keys || !nm.vals || !nm.used) {
-		u64map_free(&nm);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i])
-			u64map_put(&nm, m->keys[i], m->vals[i]);
-	u64map_free(m);
-	*m = nm;
-	return 0;
-}
-
-int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	/* at most half full: probes stay short */
-	if ((m->n + 1) * 2 > m->cap && grow(m) < 0)
-		return -1;
-	for (size_t i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->used[i]) {
-			m->used[i] = true;
-			m->keys[i] = key;
-			m->vals[i] = val;
-			m->n++;
-			return 0;
-		}
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return 0;
-		}
-	}
 }
 
 void strpool_init(struct strpool *p)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/hashmap.h"
+#include "util/hashtab.h"
 
 static void test_empty(void **state)
 {
@@ -129,6 +130,35 @@ static void test_against_model(void **state)
 }
 
 /* Deleting everything in insertion order and in reverse leaves an empty, usable map. */
+/* Counting in place through hashmap_ref, and the u64map view of the same table. */
+static void test_ref_and_u64map(void **state)
+{
+	struct u64map m;
+	uint64_t k, v, sum = 0;
+	size_t pos = 0, seen = 0;
+
+	u64map_init(&m);
+	assert_null(u64map_get(&m, 5));
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t *p = u64map_get(&m, i % 100);
+		if (p)
+			(*p)++;
+		else
+			assert_int_equal(u64map_put(&m, i % 100, 1), 0);
+	}
+	for (uint64_t i = 0; i < 100; i++)
+		assert_int_equal(*u64map_get(&m, i), 10);
+	while (u64map_next(&m, &pos, &k, &v)) {
+		assert_true(k < 100);
+		sum += v;
+		seen++;
+	}
+	assert_int_equal(seen, 100);
+	assert_int_equal(sum, 1000);
+	assert_null(hashmap_ref(&m.m, "absent", 6));
+	u64map_free(&m);
+}
+
 static void test_delete_all(void **state)
 {
 	struct hashmap m = HASHMAP_INIT;
@@ -157,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_put_get_replace),
 		cmocka_unit_test(test_keys_copied),
 		cmocka_unit_test(test_against_model),
+		cmocka_unit_test(test_ref_and_u64map),
 		cmocka_unit_test(test_delete_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
