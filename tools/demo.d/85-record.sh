@@ -3,7 +3,7 @@
 echo "The flight recorder keeps the last seconds of samples and markers in fixed memory"
 echo "and writes them out when a trigger holds. Here: 'p99>300ms for 1s' on transaction"
 echo "latency, then four clients start a CPU-heavy statement for 4 seconds."
-out="$ROOT/build/demo-record"
+out="$(dirname "$DBTAP")/build/demo-record"
 rm -rf "$out"
 "$DBTAP" record --pg "$PGDATA" --keep 10s --post 2s --trigger 'p99>300ms for 1s' -o "$out" -d 14 &
 rec=$!
