@@ -31,7 +31,8 @@ TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TEST_ROOT=$(cd "$TEST_LIB/../.." && pwd)
 TEST_NAME=$(basename "$0" .sh)
 TRASH="$TEST_ROOT/tests/t/trash.$TEST_NAME"
-DBTAP="$TEST_ROOT/dbtap"
+# DBTAP_BIN: another build of dbtap (make check SANITIZE=1 sets it)
+DBTAP="${DBTAP_BIN:-$TEST_ROOT/dbtap}"
 WORKLOADS="$TEST_ROOT/build/workloads"
 export TEST_ROOT TRASH DBTAP WORKLOADS TEST_LIB
 
