@@ -2,6 +2,7 @@
 test_description='dbtap record: one capture of a known slowdown, its window and profile; the cooldown; fixed memory'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
+. "$TEST_LIB"/pgcopy.sh # a server binary of its own: its USDT semaphores are ours alone
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/bpfobj.sh
 . "$TEST_LIB"/timeline.sh
@@ -99,12 +100,23 @@ test_expect_success 'a capture is whole: every file there, the flame graph and f
 	! ls -a caps | grep partial
 '
 
+# The server's semaphores of the probes the recorder attaches, one line.
+sema_values() {
+	local p bin=$(readlink /proc/$PG_PID/exe)
+	for p in transaction__start query__start checkpoint__start; do
+		usdt_semaphore $PG_PID $bin $p || return 1
+	done | tr "\n" " "
+}
+
 test_expect_success 'kill -9 while a capture waits for its --post: no probe left, the capture only named partial' '
+	test "$(sema_values)" = "0 0 0 " &&
 	trace_start rec2.json record --pg "$PGDATA" --keep 5s --post 30s --trigger "cpu>=0%" -o caps2 -j &&
+	test "$(sema_values)" = "1 1 1 " &&
 	bpf_objs_of $TRACE_PID >objs2 &&
 	wait_line rec2.json "d[\"report\"] == \"trigger\" and d[\"captured\"]" &&
 	kill -KILL $TRACE_PID && wait $TRACE_PID; TRACE_PID= &&
 	bpf_objs_gone objs2 &&
+	test "$(sema_values)" = "0 0 0 " &&
 	ls -a caps2 >left &&
 	test_grep "^\..*\.partial$" left &&
 	! grep -v "^\.\|partial" left &&
