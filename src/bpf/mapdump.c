@@ -1,4 +1,5 @@
-/* Walks a BPF hash map with get_next_key and copies keys and values out. */
+/* Copies a BPF map's keys and values out: batched lookups, or a get_next_key walk. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,7 +7,11 @@
 
 #include "bpf/mapdump.h"
 
-int map_dump(int fd, size_t key_size, size_t value_size, void **keys, void **values)
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's own, not in user-space errno.h */
+#endif
+
+int map_dump_walk(int fd, size_t key_size, size_t value_size, void **keys, void **values)
 {
 	size_t cap = 64;
 	int n = 0;
@@ -50,4 +55,92 @@ fail:
 	free(cur);
 	free(next);
 	return -1;
+}
+
+static int grow(char **k, char **v, size_t *cap, size_t need, size_t ks, size_t vs)
+{
+	size_t nc = *cap;
+	char *nk, *nv;
+
+	while (nc < need)
+		nc *= 2;
+	if (nc == *cap)
+		return 0;
+	nk = realloc(*k, nc * ks);
+	if (!nk)
+		return -1;
+	*k = nk;
+	nv = realloc(*v, nc * vs);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+int map_dump_batch(int fd, size_t key_size, size_t value_size, void **keys, void **values,
+		   unsigned chunk)
+{
+	/* the batch token: a key for most maps, a 4-byte bucket index for hash maps */
+	size_t tok = key_size > 8 ? key_size : 8, cap = chunk ? chunk : 1, n = 0;
+	char *in = calloc(1, tok), *out = calloc(1, tok);
+	char *k = malloc(cap * key_size), *v = malloc(cap * value_size);
+	int first = 1, err = 0;
+
+	if (!in || !out || !k || !v)
+		goto nomem;
+	for (;;) {
+		__u32 count = chunk;
+		if (grow(&k, &v, &cap, n + chunk, key_size, value_size))
+			goto nomem;
+		int r = bpf_map_lookup_batch(fd, first ? NULL : in, out, k + n * key_size,
+					     v + n * value_size, &count, NULL);
+		err = r < 0 ? errno : 0;
+		if (r < 0 && err == ENOSPC && count == 0) {
+			/* a hash bucket holds more entries than were asked for: ask for more */
+			chunk *= 2;
+			continue;
+		}
+		if (r < 0 && err != ENOENT) {
+			/*
+			 * No batch lookup for this map type (EINVAL, ENOTSUPP), or one that
+			 * failed half-way (EINTR under concurrent deletion): the caller walks.
+			 */
+			free(in);
+			free(out);
+			free(k);
+			free(v);
+			errno = err;
+			return -1;
+		}
+		n += count;
+		first = 0;
+		if (err == ENOENT)
+			break; /* that was the last chunk */
+		memcpy(in, out, tok);
+	}
+	free(in);
+	free(out);
+	if (keys)
+		*keys = k;
+	else
+		free(k);
+	*values = v;
+	return (int)n;
+nomem:
+	free(in);
+	free(out);
+	free(k);
+	free(v);
+	errno = ENOMEM;
+	return -1;
+}
+
+int map_dump(int fd, size_t key_size, size_t value_size, void **keys, void **values)
+{
+	int n = map_dump_batch(fd, key_size, value_size, keys, values, 256);
+
+	if (n < 0 && errno != ENOMEM)
+		n = map_dump_walk(fd, key_size, value_size, keys, values);
+	return n;
 }

@@ -10,6 +10,7 @@
 #include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/loglinear.h"
+#include "bpf/mapdump.h"
 #include "bpf/corebtf.h"
 #include "bpf/stat.h"
 #include "perf/counter.h"
@@ -275,57 +276,57 @@ void stat_snapshot_free(struct stat_snapshot *snap)
 
 int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 {
-	int afd, tfd, hfd, cap = 64, ret = 0;
-	__u64 key, *prev = NULL;
-	struct stat_hkey hk, *hprev = NULL;
+	int tfd, na, nh, ret = 0;
+	__u64 *akeys = NULL, *hcounts = NULL;
+	struct stat_agg *aggs = NULL;
+	struct stat_hkey *hkeys = NULL;
 	struct hashmap index = HASHMAP_INIT; /* statement key -> its place in snap->v */
 
 	memset(snap, 0, sizeof(*snap));
 	if (!p->skel)
 		return 0;
-	afd = bpf_map__fd(p->skel->maps.aggs);
 	tfd = bpf_map__fd(p->skel->maps.texts);
-	hfd = bpf_map__fd(p->skel->maps.hists);
-	snap->v = calloc(cap, sizeof(*snap->v));
-	if (!snap->v)
+	/* batched reads: the bucket map alone holds up to 262,144 entries */
+	na = map_dump(bpf_map__fd(p->skel->maps.aggs), sizeof(*akeys), sizeof(*aggs),
+		      (void **)&akeys, (void **)&aggs);
+	if (na < 0)
 		return -1;
-	while (bpf_map_get_next_key(afd, prev, &key) == 0) {
-		prev = &key;
-		if (snap->n == cap) {
-			struct stat_stmt *nv = realloc(snap->v, 2 * cap * sizeof(*nv));
-			if (!nv) {
-				ret = -1;
-				break;
-			}
-			snap->v = nv;
-			cap *= 2;
-		}
+	snap->v = calloc(na ? na : 1, sizeof(*snap->v));
+	if (!snap->v) {
+		free(akeys);
+		free(aggs);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
 		struct stat_stmt *s = &snap->v[snap->n];
-		memset(s, 0, sizeof(*s));
-		if (bpf_map_lookup_elem(afd, &key, &s->agg))
-			continue;
-		s->key = key;
-		if (bpf_map_lookup_elem(tfd, &key, s->text))
+		s->key = akeys[i];
+		s->agg = aggs[i];
+		if (bpf_map_lookup_elem(tfd, &akeys[i], s->text))
 			s->text[0] = '\0';
 		s->text[STAT_TEXT_MAX - 1] = '\0';
-		if (hashmap_put_u64(&index, key, snap->n)) {
+		if (hashmap_put_u64(&index, akeys[i], snap->n)) {
 			ret = -1;
 			break;
 		}
 		snap->n++;
 	}
-	while (ret == 0 && bpf_map_get_next_key(hfd, hprev, &hk) == 0) {
-		__u64 count;
+	free(akeys);
+	free(aggs);
+	nh = ret ? -1 : map_dump(bpf_map__fd(p->skel->maps.hists), sizeof(*hkeys),
+				 sizeof(*hcounts), (void **)&hkeys, (void **)&hcounts);
+	if (nh < 0)
+		ret = -1;
+	for (int j = 0; j < nh && !ret; j++) {
+		const struct stat_hkey *hk = &hkeys[j];
 		uint64_t i;
-		hprev = &hk;
-		if (bpf_map_lookup_elem(hfd, &hk, &count))
+		if (!hashmap_get_u64(&index, hk->key, &i) || hk->fig >= STAT_FIGS ||
+		    hk->bucket >= LL_BUCKETS)
 			continue;
-		if (!hashmap_get_u64(&index, hk.key, &i) || hk.fig >= STAT_FIGS ||
-		    hk.bucket >= LL_BUCKETS)
-			continue;
-		if (sparse_hist_add(&snap->v[i].h[hk.fig], hk.bucket, count))
+		if (sparse_hist_add(&snap->v[i].h[hk->fig], hk->bucket, hcounts[j]))
 			ret = -1;
 	}
+	free(hkeys);
+	free(hcounts);
 	hashmap_free(&index);
 	for (int i = 0; i < snap->n; i++)
 		for (int f = 0; f < STAT_FIGS; f++)

@@ -2,7 +2,7 @@
 #
 #	wl_start NAME ARGS...   starts build/workloads/pagetouch ARGS with output in NAME.out,
 #	                        waits for its "ready" line, sets wl_pid (killed at exit)
-#	wait_for_line FILE RE   waits (10 s at most) until FILE has a line matching RE
+#	wait_for_line FILE RE   waits (30 s at most: the machine may be loaded) until FILE has a line matching RE
 #	stat_start OUT ARGS...  starts `dbtap -j stat ARGS` with stdout in OUT and stderr in
 #	                        OUT.err, waits until it says it is counting; sets stat_pid
 #	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
@@ -11,7 +11,7 @@
 
 wait_for_line() {
 	local i
-	for i in $(seq 1 200); do
+	for i in $(seq 1 600); do
 		grep -q -e "$2" "$1" 2>/dev/null && return 0
 		sleep 0.05
 	done
@@ -35,7 +35,7 @@ stat_start() {
 	"$DBTAP" -j stat "$@" >"$out" 2>"$out.err" &
 	stat_pid=$!
 	test_atexit "kill $stat_pid"
-	for i in $(seq 1 200); do
+	for i in $(seq 1 1200); do
 		grep -q '^counting' "$out.err" && return 0
 		kill -0 $stat_pid 2>/dev/null || break
 		sleep 0.05

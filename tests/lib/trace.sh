@@ -26,7 +26,7 @@ trace_start() {
 	# Not the dbtap function: $! must be dbtap itself, which the signals go to.
 	"$DBTAP" "$@" >"$out" 2>"$out.err" </dev/null &
 	TRACE_PID=$!
-	for i in $(seq 1 200); do
+	for i in $(seq 1 1200); do
 		if grep -q -e '^tracing ' "$out.err"; then
 			return 0
 		fi
@@ -39,7 +39,7 @@ trace_start() {
 		fi
 		sleep 0.05
 	done
-	echo "dbtap $1 did not attach within 10 s:"
+	echo "dbtap $1 did not attach within 60 s:"
 	cat "$out.err"
 	return 1
 }

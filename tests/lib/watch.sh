@@ -29,7 +29,7 @@ watch_start() {
 		# "$DBTAP" itself, not the dbtap function: $! must be dbtap's pid for signals.
 		"$DBTAP" watch "$@" >"$out" 2>"$out.err" </dev/null &
 		WATCH_PID=$!
-		for i in $(seq 1 200); do
+		for i in $(seq 1 1200); do
 			if grep -q -e '^watching ' -e '^polling ' "$out.err"; then
 				return 0
 			fi
@@ -47,7 +47,7 @@ watch_start() {
 			fi
 			sleep 0.05
 		done
-		echo "dbtap watch did not attach within 10 s:"
+		echo "dbtap watch did not attach within 60 s:"
 		cat "$out.err"
 		return 1
 	done
