@@ -60,6 +60,13 @@ struct watch_cmd {
 	struct hashmap proc_of_pid; /* pid -> index in procs: looked up per ring-buffer event */
 	uint64_t prev_total;
 	uint64_t value_start, value_prev;
+	/*
+	 * Poll mode reads the value at every tick (100 ms), not only at reports: a target
+	 * that exits takes its memory along, and what it added after the last read is
+	 * lost. The summary says so, with the time of that last read.
+	 */
+	uint64_t value_last, start_ns, last_read_ns;
+	bool gone;
 	bool have_start;
 	uint64_t nevents;
 	struct json j;
@@ -217,10 +224,19 @@ static int on_event(void *ctx, const struct watch_event *e)
 static bool poll_events(void *arg)
 {
 	struct watch_cmd *c = arg;
+	uint64_t v;
 
 	if (c->probe) {
 		watch_probe_poll_events(c->probe, 0);
 		refresh_counts(c);
+	}
+	if (c->poll && c->have_start && !c->gone) {
+		if (read_value(c, &v) == 0) {
+			c->value_last = v;
+			c->last_read_ns = now_ns();
+		} else if (!target_alive(&c->t)) {
+			c->gone = true;
+		}
 	}
 	return true;
 }
@@ -337,9 +353,13 @@ static void report_interval(struct watch_cmd *c, const struct frame_report *r)
 	bool have_value = read_value(c, &value) == 0;
 
 	if (c->poll) {
-		writes = have_value ? mask_value(value - c->value_prev, c->loc.len) : 0;
-		if (have_value)
-			c->value_prev = value;
+		if (have_value) {
+			c->value_last = value;
+			c->last_read_ns = now_ns();
+		}
+		/* the target gone: its last value read at a tick ends the count */
+		writes = c->have_start ? mask_value(c->value_last - c->value_prev, c->loc.len) : 0;
+		c->value_prev = c->value_last;
 	} else {
 		watch_probe_poll_events(c->probe, 0);
 		uint64_t total = refresh_counts(c);
@@ -382,9 +402,13 @@ static void report_summary(struct watch_cmd *c, const struct frame_report *r)
 	double dur = r->span_s;
 
 	if (c->poll) {
-		if (!have_value) { /* the target is gone: the last value read is the end */
-			value = c->value_prev;
+		if (have_value) {
+			c->value_last = value;
+			c->last_read_ns = now_ns();
+		} else { /* the target is gone: the last value read at a tick is the end */
+			value = c->value_last;
 			have_value = c->have_start;
+			c->gone = true;
 		}
 		total = have_value && c->have_start ? mask_value(value - c->value_start, c->loc.len) : 0;
 	} else {
@@ -414,6 +438,10 @@ static void report_summary(struct watch_cmd *c, const struct frame_report *r)
 		json_writers(c, BY_PID, false, c->nprocs);
 		if (c->by != BY_NONE && c->by != BY_PID)
 			json_writers(c, c->by, false, c->nprocs);
+		if (c->poll) {
+			json_bool(&c->j, "target_gone", c->gone);
+			json_double(&c->j, "last_read_s", (c->last_read_ns - c->start_ns) / 1e9);
+		}
 		if (!c->poll) {
 			json_uint(&c->j, "ignored", watch_probe_ignored(c->probe));
 			json_uint(&c->j, "unattributed", watch_probe_unattributed(c->probe));
@@ -437,6 +465,9 @@ static void report_summary(struct watch_cmd *c, const struct frame_report *r)
 		text_writers(c, BY_PID, false, c->by == BY_NONE ? 10 : c->top, true);
 	if (c->by != BY_NONE && c->by != BY_PID && !c->poll)
 		text_writers(c, c->by, false, c->nprocs, true);
+	if (c->poll && c->gone)
+		printf("the target is gone: what it added after the last read, %.2f s into the run,"
+		       " is not counted\n", (c->last_read_ns - c->start_ns) / 1e9);
 	if (c->events && watch_probe_dropped(c->probe))
 		printf("events: %" PRIu64 " printed, %" PRIu64 " dropped (ring buffer full)\n",
 		       c->nevents, watch_probe_dropped(c->probe));
@@ -718,7 +749,8 @@ static int run(struct watch_cmd *c)
 		return EXIT_FAIL;
 	}
 	c->have_start = read_value(c, &c->value_start) == 0;
-	c->value_prev = c->value_start;
+	c->value_prev = c->value_last = c->value_start;
+	c->start_ns = c->last_read_ns = now_ns();
 	verbose("attached %.1f ms after start", (now_ns() - c->t0) / 1e6);
 	/* The clock starts once attached: rates cover the time the watchpoint was in place. */
 	frame_start(&c->f);

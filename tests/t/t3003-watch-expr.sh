@@ -110,6 +110,31 @@ test_expect_success '-p with two processes where the symbol is at different addr
 	test_grep "^error: .plain_counter. is at 0x[0-9a-f]* in process $a but at 0x[0-9a-f]* in process $b" err
 '
 
+test_expect_success '--mode poll on a process that exits: its last increments counted, the end said' '
+	watched_start e 10000 8 &&
+	watch_start e.json plain_counter -p "$(cat e.pid)" -j --mode poll -i 0 &&
+	watched_go e &&
+	test_grep "^done 80000" e.out &&
+	sleep 0.5 &&
+	kill "$(cat e.pid)" &&
+	watch_wait &&
+	json_py "
+# one summary, read only at the start and (the target gone) at the ticks before
+assert [l[\"report\"] for l in lines] == [\"summary\"], lines
+assert d[\"total\"] == 80000 and d[\"value\"] == 80000 and d[\"value_start\"] == 0, d
+assert d[\"target_gone\"] is True, d
+assert 0 < d[\"last_read_s\"] <= d[\"duration_s\"], d
+" <e.json &&
+	watched_start t 1000 2 &&
+	watch_start tw.txt plain_counter -p "$(cat t.pid)" --mode poll -i 0 &&
+	watched_go t &&
+	sleep 0.3 &&
+	kill "$(cat t.pid)" &&
+	watch_wait &&
+	test_grep "plain_counter: 2000 increments" tw.txt &&
+	test_grep "^the target is gone: what it added after the last read, .* s into the run, is not counted" tw.txt
+'
+
 test_expect_success 'slots free after the expression runs' '
 	slots_free
 '
