@@ -14,7 +14,7 @@ in_kinds = False
 for line in open(doc):
     if line.startswith("## "):
         in_kinds = line.strip() == "## Report kinds"
-    m = re.match(r'\| `"([a-z-]+)"` \|', line)
+    m = re.match(r'\| `"([a-z_-]+)"` \|', line)
     if in_kinds and m:
         kinds.add(m.group(1))
 assert {"interval", "summary"} <= kinds, kinds

@@ -92,13 +92,17 @@ test_expect_failure 'stat' '
 test_expect_success 'profile' '
 	load_start &&
 	dbtap profile --pg="$PGDATA" -j -i 0.2 -d 1 >profile.json 2>/dev/null &&
-	envelope profile.json interval summary
+	envelope profile.json interval summary &&
+	dbtap profile --pg="$PGDATA" -j -d 1 --events >pevents.json 2>/dev/null &&
+	envelope pevents.json event summary
 '
 
 test_expect_success 'wait' '
 	load_start &&
 	dbtap wait --pg="$PGDATA" -j -i 0.2 -d 1 >wait.json 2>/dev/null &&
-	envelope wait.json interval summary
+	envelope wait.json interval summary &&
+	dbtap wait --pg="$PGDATA" -j --list-events >wevents.json 2>/dev/null &&
+	envelope wevents.json wait_event
 '
 
 test_expect_success 'bench and bench pgbench' '
