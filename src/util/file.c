@@ -79,8 +79,11 @@ int file_read_text(const char *path, size_t max, const char *what, const char *h
 			char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
 
 			if (!nb) {
-				error("%s '%s' grew past the %zu bytes it may have while being read",
-				      what, path, max);
+				if (ncap > cap)
+					error("out of memory reading %s '%s'", what, path);
+				else
+					error("%s '%s' grew past the %zu bytes it may have while being read",
+					      what, path, max);
 				goto fail;
 			}
 			buf = nb;
