@@ -205,6 +205,33 @@ int profile_probe_stats(struct profile_probe *p, __u64 stats[PROFILE_ST_MAX])
 	return 0;
 }
 
+/* Deletes every entry of a hash map, key by key (the map is being written meanwhile). */
+static int clear_map(int fd, size_t key_size)
+{
+	char key[64], next[64];
+	int n = 0;
+
+	if (key_size > sizeof(key))
+		return -1;
+	/* the first key each time: deleting the current one would lose the iteration's place */
+	while (bpf_map_get_next_key(fd, NULL, next) == 0 && n < 10000000) {
+		memcpy(key, next, key_size);
+		if (bpf_map_delete_elem(fd, key) < 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+int profile_probe_clear_stacks(struct profile_probe *p)
+{
+	int a = clear_map(bpf_map__fd(p->skel->maps.ustacks), sizeof(__u64));
+	int b = clear_map(bpf_map__fd(p->skel->maps.kstacks), sizeof(__u64));
+	int c = clear_map(bpf_map__fd(p->skel->maps.counts), sizeof(struct profile_key));
+
+	return a < 0 || b < 0 || c < 0 ? -1 : a + b;
+}
+
 void profile_counts_free(struct profile_counts *c)
 {
 	free(c->keys);

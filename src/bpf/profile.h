@@ -107,6 +107,11 @@ int profile_probe_consume(struct profile_probe *p,
 			  void (*fn)(const struct profile_rec *r, void *arg), void *arg);
 /* Reads the counts map and the statistics. 0 or -1. */
 int profile_probe_read(struct profile_probe *p, struct profile_counts *c);
+/*
+ * Empties the stack maps and the counts (the recorder, which runs for days, keeps its
+ * own copies of the stacks it still needs first). The number of stacks deleted, or -1.
+ */
+int profile_probe_clear_stacks(struct profile_probe *p);
 /* The statistics alone (summed over CPUs), without reading the counts: cheap each second. */
 int profile_probe_stats(struct profile_probe *p, __u64 stats[PROFILE_ST_MAX]);
 void profile_counts_free(struct profile_counts *c);

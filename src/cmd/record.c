@@ -34,7 +34,7 @@
 #define SNAPS 128        /* per-second figures kept: the "before" of a summary, at most */
 #define DROP_HISTORY 64  /* seconds of commits kept for tps-drop (the previous minute) */
 
-enum { OPT_KEEP = FRAME_KEY_LONG, OPT_MAXMEM, OPT_TRIGGER, OPT_POST, OPT_COOLDOWN, OPT_MAXCAP };
+enum { OPT_KEEP = FRAME_KEY_LONG, OPT_MAXMEM, OPT_TRIGGER, OPT_POST, OPT_COOLDOWN, OPT_MAXCAP, OPT_ROTATE };
 
 static const struct frame_opt rec_opts[] = {
 	FRAME_OPTS_TARGET,
@@ -51,6 +51,8 @@ static const struct frame_opt rec_opts[] = {
 	{ "freq", 'F', required_argument, "HZ", "samples per second per CPU (default 99)" },
 	{ "output", 'o', required_argument, "DIR", "where captures go (made when missing)" },
 	FRAME_OPT_DURATION,
+	{ "rotate", OPT_ROTATE, required_argument, "SECS",
+	  "empty the kernel's stack maps every SECS (default 600; tests)", FRAME_OPT_CMD, true },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -131,6 +133,9 @@ struct rec_cmd {
 	int nhour;
 	int captures, fired;
 	uint64_t ring_lost, stacks_lost, marks_ring_lost;
+	double rotate_s;
+	uint64_t next_rotate_ns, rotated_lost, last_rotate_ns;
+	int rotations;
 };
 
 static volatile sig_atomic_t usr2;
@@ -174,6 +179,8 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return seconds_opt("--keep", arg, 1, 3600, &c->keep_s);
 	case OPT_POST:
 		return seconds_opt("--post", arg, 0, 600, &c->post_s);
+	case OPT_ROTATE:
+		return seconds_opt("--rotate", arg, 1, 86400, &c->rotate_s);
 	case OPT_COOLDOWN:
 		return seconds_opt("--cooldown", arg, 0, 86400, &c->cooldown_s);
 	case OPT_MAXMEM: {
@@ -861,6 +868,26 @@ static bool poll(void *ctx)
 	}
 	if (c->cap.active && now >= c->cap.t1_ns)
 		capture_write(c, now);
+	/*
+	 * Days of running: the kernel keeps every distinct stack once and would fill up.
+	 * Every --rotate seconds (sooner once stacks are lost), between captures, the
+	 * stacks the kept samples need are copied here and the kernel's maps emptied.
+	 */
+	if (!c->cap.active && (now >= c->next_rotate_ns ||
+			       (c->stacks_lost > c->rotated_lost && now >= c->last_rotate_ns + 10000000000ull))) {
+		uint64_t *u, *k;
+		size_t n;
+		if (timeline_stack_hashes(&c->tl, &u, &k, &n) == 0) {
+			int gone = prof_engine_rotate(c->e, u, n, k, n);
+			verbose("stacks rotated: %d let go in the kernel, %zu samples kept", gone, n);
+			free(u);
+			free(k);
+			c->rotations++;
+		}
+		c->rotated_lost = c->stacks_lost;
+		c->last_rotate_ns = now;
+		c->next_rotate_ns = now + (uint64_t)(c->rotate_s * 1e9);
+	}
 	/* what no capture can want any more goes; a pending capture keeps its window */
 	uint64_t keep = (uint64_t)(c->keep_s * 1e9), horizon = now > keep ? now - keep : 0;
 	if (c->cap.active && c->cap.t0_ns < horizon)
@@ -892,6 +919,7 @@ static void report(void *ctx, const struct frame_report *fr)
 		json_uint(&j, "statement_texts", c->tl.texts_lost);
 		json_object_end(&j);
 		json_uint(&j, "kept_bytes", c->tl.bytes);
+		json_int(&j, "stack_rotations", c->rotations);
 		json_object_end(&j);
 		json_flush_line(&j, stdout);
 		json_release(&j);
@@ -919,7 +947,7 @@ static void teardown(void *ctx)
 int cmd_record(int argc, char **argv)
 {
 	struct rec_cmd c = { .keep_s = 60, .post_s = 10, .cooldown_s = 120, .max_mem = 64u << 20,
-			     .max_per_hour = 6, .hz = 99 };
+			     .max_per_hour = 6, .hz = 99, .rotate_s = 600 };
 	const struct frame_ops ops = {
 		.report = report,
 		.poll = poll,
@@ -1005,6 +1033,7 @@ int cmd_record(int argc, char **argv)
 	frame_start(&c.f);
 	c.start_ns = c.f.rl.start_ns;
 	c.next_eval_ns = c.start_ns + 1000000000ull;
+	c.next_rotate_ns = c.start_ns + (uint64_t)(c.rotate_s * 1e9);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	c.start_realtime_s = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - c.start_ns) / 1e9;
 	evaluate(&c, c.start_ns); /* the first snapshot: figures are differences from it */

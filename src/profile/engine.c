@@ -247,6 +247,49 @@ static long get_stack(struct prof_engine *e, bool kernel, uint64_t hash)
 	return (long)e->nstk++;
 }
 
+int prof_engine_rotate(struct prof_engine *e, const uint64_t *ustacks, size_t nu,
+		       const uint64_t *kstacks, size_t nk)
+{
+	struct u64map um, km;
+	struct profile_stack *stk;
+	size_t n = 0;
+	int deleted;
+
+	/* copies of what is kept, fetched before the kernel forgets it */
+	for (size_t i = 0; i < nu; i++)
+		if (ustacks[i] > 1)
+			get_stack(e, false, ustacks[i]);
+	for (size_t i = 0; i < nk; i++)
+		if (kstacks[i] > 1)
+			get_stack(e, true, kstacks[i]);
+	stk = malloc((nu + nk + 1) * sizeof(*stk));
+	if (!stk)
+		return -1;
+	u64map_init(&um);
+	u64map_init(&km);
+	for (int kernel = 0; kernel < 2; kernel++) {
+		const uint64_t *h = kernel ? kstacks : ustacks;
+		struct u64map *old = kernel ? &e->kstacks : &e->stacks, *nm = kernel ? &km : &um;
+		for (size_t i = 0; i < (kernel ? nk : nu); i++) {
+			uint64_t *v = u64map_get(old, h[i]);
+			if (!v || *v == UINT64_MAX || u64map_get(nm, h[i]))
+				continue;
+			stk[n] = e->stk[*v];
+			u64map_put(nm, h[i], n++);
+		}
+	}
+	deleted = profile_probe_clear_stacks(e->probe);
+	free(e->stk);
+	u64map_free(&e->stacks);
+	u64map_free(&e->kstacks);
+	e->stk = stk;
+	e->nstk = n;
+	e->capstk = nu + nk + 1;
+	e->stacks = um;
+	e->kstacks = km;
+	return deleted;
+}
+
 static enum stack_kind stack_kind_of(enum sym_kind k)
 {
 	switch (k) {

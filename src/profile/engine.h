@@ -49,6 +49,14 @@ int prof_engine_poll(struct prof_engine *e, void (*fn)(const struct profile_rec 
 		     void *arg);
 /* Cumulative counts and statistics from the kernel. 0 or -1. */
 int prof_engine_read(struct prof_engine *e, struct profile_counts *c);
+/*
+ * For a run of days: keeps copies of the user and kernel stacks under the hashes given
+ * (the samples a recorder still holds), forgets every other one, and empties the
+ * kernel's stack and count maps so that new stacks find room. The number of stacks the
+ * kernel let go, or -1.
+ */
+int prof_engine_rotate(struct prof_engine *e, const uint64_t *ustacks, size_t nu,
+		       const uint64_t *kstacks, size_t nk);
 /* The kernel's statistics alone (samples taken, lost...), summed over CPUs. 0 or -1. */
 int prof_engine_read_stats(struct prof_engine *e, __u64 stats[PROFILE_ST_MAX]);
 /*

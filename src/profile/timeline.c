@@ -238,6 +238,28 @@ void timeline_expire(struct timeline *tl, uint64_t t_ns)
 	}
 }
 
+int timeline_stack_hashes(const struct timeline *tl, uint64_t **u, uint64_t **k, size_t *n)
+{
+	size_t m = tl->samples.n;
+
+	*u = malloc((m + 1) * sizeof(**u));
+	*k = malloc((m + 1) * sizeof(**k));
+	*n = 0;
+	if (!*u || !*k) {
+		free(*u);
+		free(*k);
+		*u = *k = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < m; i++) {
+		const struct tl_sample *s = ring_at(&tl->samples, i);
+		(*u)[i] = s->ustack;
+		(*k)[i] = s->kstack;
+	}
+	*n = m;
+	return 0;
+}
+
 struct builder {
 	struct tl_model *m;
 	struct prof_engine *e;

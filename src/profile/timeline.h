@@ -73,6 +73,12 @@ void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const ch
 /* Forgets what is older than t_ns (the recorder's --keep). */
 void timeline_expire(struct timeline *tl, uint64_t t_ns);
 
+/*
+ * The stack hashes the kept samples refer to (user into *u, kernel into *k, n of each,
+ * malloc'd): what must survive a rotation of the kernel's stack maps. 0 or -1.
+ */
+int timeline_stack_hashes(const struct timeline *tl, uint64_t **u, uint64_t **k, size_t *n);
+
 struct tl_build {
 	uint64_t t0_ns, t1_ns;   /* the window */
 	uint64_t start_ns;       /* time 0 of the model's seconds */
