@@ -26,6 +26,7 @@ struct count_cmd {
 	struct target t;
 	enum by by;
 	int max_probes;
+	bool list; /* -l: print what the PROBEs match, attach nothing */
 	struct probe_list probes;
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
@@ -43,6 +44,9 @@ static const struct frame_opt count_opts[] = {
 	FRAME_OPTS_TIME,
 	{ "by", OPT_BY, required_argument, "pid|type|database|user",
 	  "split the counts by process, backend type, database or user" },
+	{ "list", 'l', no_argument, NULL,
+	  "list the probes each PROBE matches, one per line (bpftrace -l),\n"
+	  "and attach nothing: 'dbtap count -l usdt:BINARY:*:*'" },
 	{ "max-probes", OPT_MAX_PROBES, required_argument, "N",
 	  "allow wildcards to match up to N probes (default " STR(PROBES_MAX_DEFAULT) ")" },
 	FRAME_OPTS_GLOBAL,
@@ -74,6 +78,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 	long n;
 
 	switch (key) {
+	case 'l':
+		c->list = true;
+		return 0;
 	case OPT_BY:
 		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER);
 	case OPT_MAX_PROBES:
@@ -390,10 +397,21 @@ int cmd_count(int argc, char **argv)
 		struct probespec s;
 		ret = probespec_parse(argv[i], &s);
 		if (!ret)
-			ret = probespec_resolve(&s, binary, c.max_probes, &c.probes);
+			ret = probespec_resolve(&s, binary, c.list ? 1 << 20 : c.max_probes, &c.probes);
 		probespec_free(&s);
 		if (ret)
 			goto fail;
+	}
+	if (c.list) {
+		for (int i = 0; i < c.probes.n; i++) {
+			const struct probe *p = &c.probes.p[i];
+			if (p->kind == PROBE_USDT)
+				printf("usdt:%s:%s:%s\n", p->binary, p->provider, p->name);
+			else
+				printf("%s:%s:%s\n", probe_kind_name(p->kind), p->binary, p->name);
+		}
+		cleanup(&c);
+		return EXIT_OK;
 	}
 	c.cp = count_probe_open(&c.t, &c.probes, c.by != BY_NONE);
 	if (!c.cp) {

@@ -31,7 +31,7 @@ static bool has_wild(const char *s)
 
 bool probespec_has_wildcard(const struct probespec *p)
 {
-	return has_wild(p->provider) || has_wild(p->name);
+	return (!p->any_provider && has_wild(p->provider)) || has_wild(p->name);
 }
 
 void probespec_free(struct probespec *p)
@@ -78,7 +78,13 @@ int probespec_parse(const char *s, struct probespec *p)
 
 	if (!strcmp(f[0], "usdt") || !strcmp(f[0], "u")) {
 		p->kind = PROBE_USDT;
-		if (n == 3) {
+		if (n == 3 && strchr(f[1], '/')) {
+			/* bpftrace's usdt:/path/to/bin:NAME: a path, so not a provider */
+			p->binary = strdup(f[1]);
+			p->provider = strdup("*");
+			p->any_provider = true;
+			p->name = strdup(f[2]);
+		} else if (n == 3) {
 			p->provider = strdup(f[1]);
 			p->name = strdup(f[2]);
 		} else if (n == 4) {
@@ -256,6 +262,18 @@ static int resolve_usdt(const struct probespec *s, const char *bin, int max, str
 		usdt_list_free(&ul);
 		return too_many(s, matches + before, max);
 	}
+	/* usdt:BINARY:NAME: one provider only, as bpftrace requires */
+	for (int j = before; s->any_provider && j < out->n; j++)
+		for (int k = j + 1; k < out->n; k++) {
+			const struct probe *a = &out->p[j], *b = &out->p[k];
+			if (strcmp(a->name, b->name) || !strcmp(a->provider, b->provider))
+				continue;
+			error("'%s' is ambiguous: '%s' has %s:%s and %s:%s", s->text, bin,
+			      a->provider, a->name, b->provider, b->name);
+			hint("name the provider: usdt:%s:%s:%s", bin, a->provider, a->name);
+			usdt_list_free(&ul);
+			return EXIT_USAGE;
+		}
 	if (!matches) {
 		/* Close names: same provider first, by edit distance. */
 		const char *best[5];

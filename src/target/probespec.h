@@ -11,7 +11,8 @@ enum probe_kind { PROBE_USDT, PROBE_UPROBE, PROBE_URETPROBE };
 struct probespec {
 	enum probe_kind kind;
 	char *binary;   /* NULL: the target's binary */
-	char *provider; /* USDT only */
+	char *provider; /* USDT only; "*" when the spec left it out (usdt:BINARY:NAME) */
+	bool any_provider; /* usdt:BINARY:NAME: NAME must belong to one provider only */
 	char *name;     /* USDT name or function name */
 	const char *text;
 };

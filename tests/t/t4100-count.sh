@@ -139,4 +139,39 @@ test_expect_success 'bad input: spec syntax, no probe, --by, missing binary, not
 	test_grep "is not an ELF file" e13 && test_grep "^hint: name the program" e13
 '
 
+test_expect_success 'count -l lists what a spec matches, one per line, as readelf and nm see it' '
+	dbtap count -l "usdt:$W:*:*" >l1 &&
+	readelf -n "$W" | awk "\$1 == \"Provider:\" { p = \$2 } \$1 == \"Name:\" { print \"usdt:'"$W"':\" p \":\" \$2 }" |
+		sort -u >l1.want &&
+	test -s l1.want &&
+	sort l1 >l1.sorted &&
+	test_cmp l1.want l1.sorted &&
+	dbtap count -l "uprobe:$W:funcloop_*" | sort >l2 &&
+	nm "$W" | awk "\$2 ~ /^[Tt]\$/ && \$3 ~ /^funcloop_/ { print \"uprobe:'"$W"':\" \$3 }" | sort -u >l2.want &&
+	test -s l2.want &&
+	test_cmp l2.want l2
+'
+
+test_expect_success 'usdt:BINARY:NAME (provider left out, as bpftrace writes it) = usdt:BINARY:PROVIDER:NAME' '
+	funcloop_start loop9.out 3000 &&
+	trace_start c9.json count -p $LOOP_PID -j "usdt:$W:tick" "usdt:$W:funcloop:tick" &&
+	kill -USR1 $LOOP_PID &&
+	funcloop_wait &&
+	trace_wait &&
+	calls=$(awk "/^calls/ { print \$2 }" loop9.out) &&
+	json_py "
+hits = [p[\"hits\"] for p in d[\"probes\"]]
+assert hits == [$calls, $calls], (hits, $calls)
+" <c9.json &&
+	dbtap count -l "usdt:$W:tick" >l9 &&
+	test "$(cat l9)" = "usdt:$W:funcloop:tick"
+'
+
+test_expect_success 'usdt:BINARY:NAME that no provider has: exit 2, close names in the hint' '
+	test_expect_code 2 dbtap count -l "usdt:$W:tock" >o10 2>e10 &&
+	test_grep "^error: no USDT probe .*tock" e10 &&
+	test_grep "^hint: .*funcloop:tick" e10 &&
+	test_must_be_empty o10
+'
+
 test_done

@@ -44,6 +44,20 @@ static void test_parse(void **state)
 	assert_true(probespec_has_wildcard(&p));
 	probespec_free(&p);
 
+	/* bpftrace's usdt:/path:NAME: a path where the provider would be */
+	assert_int_equal(probespec_parse("usdt:/usr/lib/postgresql/15/bin/postgres:query__start", &p), 0);
+	assert_string_equal(p.binary, "/usr/lib/postgresql/15/bin/postgres");
+	assert_true(p.any_provider);
+	assert_string_equal(p.name, "query__start");
+	assert_false(probespec_has_wildcard(&p));
+	probespec_free(&p);
+	/* no '/': PROVIDER:NAME as before */
+	assert_int_equal(probespec_parse("usdt:postgres:query__start", &p), 0);
+	assert_null(p.binary);
+	assert_false(p.any_provider);
+	assert_string_equal(p.provider, "postgres");
+	probespec_free(&p);
+
 	assert_int_equal(probespec_parse("uretprobe:postgres:bms_is_member", &p), 0);
 	assert_int_equal(p.kind, PROBE_URETPROBE);
 	assert_string_equal(p.binary, "postgres");
