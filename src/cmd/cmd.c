@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "target/label.h"
 #include "target/target.h"
 #include "util/error.h"
 #include "util/runloop.h"
@@ -107,6 +108,11 @@ const char *by_name(enum by by)
 		if (by_keys[i].by == by)
 			return by_keys[i].name;
 	return "";
+}
+
+const char *by_label(const struct pid_label *l, enum by by)
+{
+	return by == BY_DATABASE ? l->database : by == BY_USER ? l->user : l->type;
 }
 
 const char *by_array(enum by by)

@@ -86,6 +86,12 @@ enum by { BY_NONE = 0, BY_PID = 1, BY_TYPE = 2, BY_DATABASE = 4, BY_USER = 8, BY
 int by_opt(enum by *by, const char *arg, unsigned allowed);
 /* The word for a key: "pid", "type", "database", "user", "query"; "" for BY_NONE. */
 const char *by_name(enum by by);
+/*
+ * The part of a label a key groups by: type (for BY_TYPE, and BY_PID's name column),
+ * database or user; "" where the process has none.
+ */
+struct pid_label;
+const char *by_label(const struct pid_label *l, enum by by);
 /* The breakdown array a key fills in JSON: "processes", "types", "databases", "users", "statements". */
 const char *by_array(enum by by);
 

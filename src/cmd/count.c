@@ -129,11 +129,6 @@ struct split {
 	uint64_t hits;
 };
 
-static const char *label_key(const struct pid_label *l, enum by by)
-{
-	return by == BY_TYPE ? l->type : by == BY_DATABASE ? l->database : l->user;
-}
-
 static int cmp_split(const void *a, const void *b)
 {
 	const struct split *x = a, *y = b;
@@ -182,7 +177,7 @@ static int collect_splits(struct count_cmd *c, bool summary, struct split **out,
 			int j;
 			for (j = 0; j < ns; j++)
 				if (s[j].probe == k[i].probe &&
-				    !strcmp(label_key(&s[j].l, c->by), label_key(&l, c->by)))
+				    !strcmp(by_label(&s[j].l, c->by), by_label(&l, c->by)))
 					break;
 			if (j < ns) {
 				s[j].hits += d;
@@ -219,7 +214,7 @@ static void json_split(struct json *j, enum by by, const struct split *s)
 		json_str(j, "user", s->l.user[0] ? s->l.user : NULL);
 		json_str(j, "database", s->l.database[0] ? s->l.database : NULL);
 	} else {
-		const char *v = label_key(&s->l, by);
+		const char *v = by_label(&s->l, by);
 		json_str(j, by_name(by), v[0] ? v : NULL);
 	}
 	json_uint(j, "hits", s->hits);
@@ -306,7 +301,7 @@ static void report(void *ctx, const struct frame_report *r)
 			w = frame_width(w, label);
 		}
 		for (int k = 0; k < ns; k++)
-			wk = frame_width(wk, c->by == BY_PID ? s[k].l.type : label_key(&s[k].l, c->by));
+			wk = frame_width(wk, c->by == BY_PID ? s[k].l.type : by_label(&s[k].l, c->by));
 		/* split rows sit under their probe, indented, within the probe column */
 		if (c->by == BY_PID && w < 13 + wk)
 			w = 13 + wk;
@@ -321,7 +316,7 @@ static void report(void *ctx, const struct frame_report *r)
 			probe_label(&c->probes.p[i], label, sizeof(label), false);
 			printf("  %-*s %12" PRIu64 " %12.1f\n", w, label, d[i], secs > 0 ? d[i] / secs : 0.0);
 			for (int k = 0; k < ns; k++) {
-				const char *v = label_key(&s[k].l, c->by);
+				const char *v = by_label(&s[k].l, c->by);
 				if (s[k].probe != (__u32)i)
 					continue;
 				if (c->by == BY_PID)

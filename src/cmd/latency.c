@@ -340,11 +340,6 @@ struct split {
 	uint64_t count, sum_ns;
 };
 
-static const char *label_key(const struct pid_label *l, enum by by)
-{
-	return by == BY_TYPE ? l->type : by == BY_DATABASE ? l->database : l->user;
-}
-
 static int cmp_prev(const void *a, const void *b)
 {
 	const struct prev_thread *x = a, *y = b;
@@ -451,7 +446,7 @@ static int collect_splits(struct lat_cmd *c, bool summary, enum by by, struct sp
 			int j;
 			for (j = 0; j < ns; j++)
 				if (s[j].k.pair == k[i].pair &&
-				    !strcmp(label_key(&s[j].l, by), label_key(&l, by)))
+				    !strcmp(by_label(&s[j].l, by), by_label(&l, by)))
 					break;
 			if (j < ns) {
 				s[j].count += cnt;
@@ -500,7 +495,7 @@ static void json_splits(struct json *j, enum by by, const struct split *s, int n
 			json_str(j, "user", s[i].l.user[0] ? s[i].l.user : NULL);
 			json_str(j, "database", s[i].l.database[0] ? s[i].l.database : NULL);
 		} else {
-			const char *v = label_key(&s[i].l, by);
+			const char *v = by_label(&s[i].l, by);
 			json_str(j, by_name(by), v[0] ? v : NULL);
 		}
 		json_int(j, "pair", s[i].k.pair);
@@ -517,7 +512,7 @@ static void text_splits(struct lat_cmd *c, enum by by, const struct split *s, in
 	char head[16];
 
 	for (int i = 0; i < ns; i++)
-		w = frame_width(w, by == BY_PID ? s[i].l.type : label_key(&s[i].l, by));
+		w = frame_width(w, by == BY_PID ? s[i].l.type : by_label(&s[i].l, by));
 	snprintf(head, sizeof(head), "%s", by == BY_PID ? "type" : by_name(by));
 	for (char *p = head; *p; p++)
 		*p = toupper((unsigned char)*p);
@@ -527,7 +522,7 @@ static void text_splits(struct lat_cmd *c, enum by by, const struct split *s, in
 		printf("  %-*s", w, head);
 	printf(" %4s %10s %12s\n", "PAIR", "COUNT", "MEAN_US");
 	for (int i = 0; i < ns; i++) {
-		const char *v = by == BY_PID ? s[i].l.type : label_key(&s[i].l, by);
+		const char *v = by == BY_PID ? s[i].l.type : by_label(&s[i].l, by);
 		if (by == BY_PID)
 			printf("  %8u %-*s", s[i].k.tid, w, v);
 		else

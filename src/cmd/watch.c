@@ -249,11 +249,6 @@ struct writer {
 	uint64_t writes;
 };
 
-static const char *label_key(const struct pid_label *l, enum by by)
-{
-	return by == BY_DATABASE ? l->database : by == BY_USER ? l->user : l->type;
-}
-
 static bool sort_by_pid;
 
 static int cmp_writer(const void *a, const void *b)
@@ -279,7 +274,7 @@ static int collect_writers(struct watch_cmd *c, enum by by, bool delta, struct w
 	for (int i = 0; i < c->nprocs; i++) {
 		const struct proc_info *p = &c->procs[i];
 		uint64_t cnt = p->count - (delta ? p->prev : 0);
-		const char *name = label_key(&p->l, by);
+		const char *name = by_label(&p->l, by);
 		int k = n;
 
 		if (!cnt)
