@@ -663,6 +663,8 @@ static void capture_write(struct rec_cmd *c, uint64_t now)
 		.t0_ns = cap->t0_ns, .t1_ns = cap->t1_ns, .start_ns = c->start_ns, .hz = c->hz,
 		.by = c->t.kind == TARGET_PG ? PROF_BY_PID : PROF_BY_THREAD,
 		.title = "dbtap record", .subtitle = sub,
+		/* the memory a capture takes to write stays bounded on the busiest server */
+		.max_stmts = 100000,
 	};
 	stack_set_init(&fs);
 	if (timeline_build(&c->tl, c->e, &b, &m, &st) < 0 || flame_set(&m, &fs) < 0) {

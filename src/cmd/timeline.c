@@ -21,7 +21,8 @@
 enum { OPT_TOP = FRAME_KEY_LONG, OPT_TIMELINE, OPT_NO_STMTS, OPT_CELLS };
 
 static const struct frame_opt tl_opts[] = {
-	{ "timeline", OPT_TIMELINE, no_argument, NULL, "this view (the word that selects it)" },
+	{ "timeline", OPT_TIMELINE, no_argument, NULL, "this view (the word that selects it)",
+	  FRAME_OPT_CMD, true },
 	FRAME_OPTS_TARGET,
 	{ "all", 'a', no_argument, NULL, "every process on the machine" },
 	{ "freq", 'F', required_argument, "HZ", "samples per second per CPU (default 99)" },

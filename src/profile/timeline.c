@@ -306,6 +306,7 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 		   struct tl_model *m, struct prof_stats *st)
 {
 	struct builder bd = { .m = m, .e = e, .b = b };
+	size_t nstmts = 0;
 	int rc = -1;
 
 	tl_model_init(m);
@@ -341,6 +342,16 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 			goto out;
 		m->samples++;
 	}
+	size_t skip_stmts = 0;
+	if (b->max_stmts) {
+		const struct tl_ring *ring = &tl->spans[TL_STMT];
+		size_t in = 0;
+		for (size_t i = 0; i < ring->n; i++) {
+			const struct tl_span *s = ring_at(ring, i);
+			in += !(s->t1_ns < b->t0_ns || s->t0_ns >= b->t1_ns);
+		}
+		skip_stmts = in > b->max_stmts ? in - b->max_stmts : 0;
+	}
 	for (int k = 0; k < TL_MARK_KINDS; k++) {
 		const struct tl_ring *ring = &tl->spans[k];
 		m->marks_lost += ring->dropped;
@@ -348,6 +359,11 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 			const struct tl_span *s = ring_at(ring, i);
 			if (s->t1_ns < b->t0_ns || s->t0_ns >= b->t1_ns)
 				continue;
+			/* over the bound: the newest are kept, the onset of a slowdown is late in its window */
+			if (k == TL_STMT && nstmts++ < skip_stmts) {
+				m->marks_lost++;
+				continue;
+			}
 			struct tl_row *r = row_of(&bd, s->pid, s->tid);
 			struct tl_mark mk = { .t0_s = secs(b, s->t0_ns), .t1_s = secs(b, s->t1_ns),
 					      .kind = s->kind, .flags = s->flags,

@@ -85,6 +85,7 @@ struct tl_build {
 	double hz;
 	enum prof_by by;         /* row labels: PROF_BY_PID for a cluster, else PROF_BY_THREAD */
 	const char *title, *subtitle;
+	size_t max_stmts;        /* statement spans in the model at most (0: all); the rest are counted lost */
 };
 
 /*
