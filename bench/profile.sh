@@ -42,8 +42,11 @@ def children_cpu():
     return (int(f[13]) + int(f[14])) / HZ   # cutime + cstime
 
 def proc_cpu(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / HZ   # utime + stime
+    """Seconds on CPU so far (schedstat: nanoseconds, not clock ticks)."""
+    return int(open("/proc/%d/schedstat" % pid).read().split()[0]) / 1e9
+
+def ru_cpu(ru):
+    return ru.ru_utime + ru.ru_stime
 
 def pgbench():
     c0 = children_cpu()
@@ -109,7 +112,7 @@ print("dbtap peak RSS, --pg at 99 Hz with the server's symbols: %.1f MB" % (rss_
 # --- 10,000 distinct stacks ------------------------------------------------------------
 w = subprocess.Popen([ROOT + "/build/workloads/stacktree"], stdout=subprocess.PIPE)
 wpid = int(w.stdout.readline().split()[1])
-out = subprocess.run([DBTAP, "profile", "-p", str(wpid), "-F", "4999", "-d", str(max(8, SECS)), "-j"],
+out = subprocess.run([DBTAP, "profile", "-p", str(wpid), "-F", "4999", "-d", str(max(20, SECS)), "-j"],
                      capture_output=True, text=True)
 w.kill(); w.wait()
 d = json.loads(out.stdout.strip().splitlines()[-1])
@@ -128,7 +131,8 @@ time.sleep(SECS / 2)
 pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and
                    open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(PG_PID)}
 bench.wait()
-# both end together
+# both end together; the CPU each spends from here on is its end-to-folded cost
+cpu_pr0, cpu_d0 = proc_cpu(perf.pid), proc_cpu(dt.pid)
 t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
 t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
 _, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
@@ -158,8 +162,12 @@ with open("perf.folded", "w") as f:
         f.write("%d;%s %d\n" % (pid, s, n))
 end_ps = time.monotonic() - t0
 perf_end = end_pr + end_ps
+cpu_d = ru_cpu(ru_d) - cpu_d0
+cpu_p = ru_cpu(ru_pr) - cpu_pr0 + ru_cpu(ru_ps)
 print("end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
       (end_d, perf_end, perf_end / end_d))
+print("  CPU time of that: dbtap %.3f s, perf record + perf script %.3f s (%.1fx; the folding in"
+      " Python not counted)" % (cpu_d, cpu_p, cpu_p / cpu_d if cpu_d > 0 else float("inf")))
 print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
       (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
 
@@ -185,5 +193,8 @@ for k in top:
     a, b = 100 * sp[k] / tp, 100 * sd.get(k, 0) / td
     worst = max(worst, abs(a - b))
     print("%-40.40s %8.2f %8.2f %+7.2f" % (k, a, b, b - a))
-print("largest difference: %.2f points (goal: within 2)" % worst)
+# two independent samplers: a share p of n samples has a standard deviation of
+# sqrt(p(1-p)/n) in each, so differences within about 2 sigma are sampling noise
+print("largest difference: %.2f points (goal: within 2); sampling noise for a 5 %% share: %.2f points" %
+      (worst, 100 * 2 * (0.05 * 0.95 * (1 / td + 1 / tp)) ** 0.5))
 PY

@@ -90,12 +90,10 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 		prof_engine_free(e);
 		return error("out of memory"), EXIT_FAIL;
 	}
-	ret = profile_probe_open(&e->probe, o);
-	if (ret) {
-		prof_engine_free(e);
-		return ret;
-	}
-	/* What runs now is read now; what appears later is read at its first sample. */
+	/*
+	 * What runs now is read now, before anything slow; what appears later is read at
+	 * its first sample.
+	 */
 	if (t->kind == TARGET_PG) {
 		learn(e, t->pg.postmaster);
 		symbolizer_set_fallback(e->sym, t->pg.postmaster);
@@ -106,6 +104,13 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 		for (int i = 0; i < t->npids; i++)
 			learn(e, t->pids[i]);
 	}
+	ret = profile_probe_open(&e->probe, o);
+	if (ret) {
+		prof_engine_free(e);
+		return ret;
+	}
+	if (o->kernel)
+		symbolizer_load_kernel(e->sym);
 	*out = e;
 	return EXIT_OK;
 }

@@ -420,6 +420,15 @@ void symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret, str
 	unpack(s, r, f);
 }
 
+void symbolizer_load_kernel(struct symbolizer *s)
+{
+	if (!s->kloaded) {
+		uint64_t t0 = now_ns();
+		s->kloaded = kallsyms_load(&s->ksyms, s->kallsyms_path) > 0 ? 1 : -1;
+		verbose("kernel symbols: %zu in %.1f ms", s->ksyms.n, (now_ns() - t0) / 1e6);
+	}
+}
+
 void symbolizer_kernel(struct symbolizer *s, uint64_t ip, bool ret, struct sym_frame *f)
 {
 	uint64_t addr = ret && ip ? ip - 1 : ip, *v, r;
@@ -430,11 +439,7 @@ void symbolizer_kernel(struct symbolizer *s, uint64_t ip, bool ret, struct sym_f
 		unpack(s, *v, f);
 		return;
 	}
-	if (!s->kloaded) {
-		uint64_t t0 = now_ns();
-		s->kloaded = kallsyms_load(&s->ksyms, s->kallsyms_path) > 0 ? 1 : -1;
-		verbose("kernel symbols: %.1f ms", (now_ns() - t0) / 1e6);
-	}
+	symbolizer_load_kernel(s);
 	if (s->kloaded > 0)
 		name = addr_syms_lookup(&s->ksyms, addr, NULL);
 	if (name) {

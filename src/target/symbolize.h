@@ -51,6 +51,11 @@ void symbolizer_user(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret, str
 void symbolizer_kernel(struct symbolizer *s, uint64_t ip, bool ret, struct sym_frame *f);
 /* The file-backed modules frames were found in; *out owned by s. */
 int symbolizer_modules(struct symbolizer *s, const struct sym_module **out);
+/*
+ * Reads the kernel's symbols now rather than at the first kernel frame: at the start
+ * of a profile, so the end (where someone waits for the report) does not pay for it.
+ */
+void symbolizer_load_kernel(struct symbolizer *s);
 /* Reads /proc/kallsyms from path instead (tests). */
 void symbolizer_set_kallsyms(struct symbolizer *s, const char *path);
 
