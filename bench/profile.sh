@@ -77,6 +77,23 @@ def stop(p):
 
 # --- cost to the server ---------------------------------------------------------------
 res = {"none": [], "99": [], "999": []}
+progns = {"99": [], "999": []}
+
+def prog_stats(pid):
+    """ns per run of dbtap's profile program (kernel.bpf_stats_enabled), and runs."""
+    try:
+        progs = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                                          text=True).stdout)
+    except ValueError:
+        return None
+    for q in progs:
+        if q.get("name") == "profile_perf" and any(x.get("pid") == pid for x in q.get("pids", [])) \
+           and q.get("run_cnt"):
+            return q["run_time_ns"] / q["run_cnt"], q["run_cnt"]
+    return None
+
+stats_was = open("/proc/sys/kernel/bpf_stats_enabled").read().strip()
+open("/proc/sys/kernel/bpf_stats_enabled", "w").write("1")
 own = []
 rss_pg = 0
 for r in range(ROUNDS):
@@ -85,12 +102,19 @@ for r in range(ROUNDS):
         if m == "none":
             res[m].append(pgbench())
             continue
-        p = start([DBTAP, "profile", "--pg", PGDATA, "-F", m, "-j"])
+        p = start([DBTAP, "profile", "--pg", PGDATA, "-F", m, "-j"], stdout=subprocess.PIPE)
         c0 = proc_cpu(p.pid)
         t0 = time.monotonic()
         res[m].append(pgbench())
         c1, t1 = proc_cpu(p.pid), time.monotonic()
+        prog = prog_stats(p.pid)
         _, ru = stop(p)
+        summary = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
+        backend = sum(t["samples"] for t in summary["types"] if t["type"] == "client backend")
+        if prog:
+            # the program's own time, per sample and per transaction of the run
+            txns = res[m][-1][0] * SECS
+            progns[m].append((prog[0], prog[0] * backend / txns / 1000))
         if m == "99":
             own.append((c1 - c0) / (t1 - t0))
             rss_pg = max(rss_pg, ru.ru_maxrss)
@@ -106,6 +130,11 @@ for m in ("none", "99", "999"):
     tps, cpu = med([t for t, _ in res[m]]), med([c for _, c in res[m]])
     print("%-10s %10.0f %8.3f %14.2f %+11.1f%%" % ("untraced" if m == "none" else m + " Hz", tps, tps / base_tps,
           cpu, 100 * (cpu - base_cpu) / base_cpu))
+for m in ("99", "999"):
+    if progns[m]:
+        print("%s Hz: the BPF program takes %.0f ns per sample: %.3f us per transaction of the"
+              " backends' samples" % (m, med([a for a, _ in progns[m]]), med([b for _, b in progns[m]])))
+open("/proc/sys/kernel/bpf_stats_enabled", "w").write(stats_was)
 print("dbtap's own CPU while sampling at 99 Hz: %.2f %% of one core (median of %d)" % (100 * med(own), len(own)))
 print("dbtap peak RSS, --pg at 99 Hz with the server's symbols: %.1f MB" % (rss_pg / 1024))
 
@@ -120,81 +149,91 @@ print("stacktree: %d samples, %d distinct stacks (%d kernel keys) named in %.0f 
       (d["samples"], d["stacks"], d["kernel_keys"], d["symbolize_us"] / 1000, d["symbolize_cpu_us"] / 1000))
 
 # --- beside perf --------------------------------------------------------------------------
-perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "99", "-a", "-o", "perf.data"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-fold = open("dbtap.folded", "w")
-dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", "99", "--by", "pid", "--folded"], stdout=fold)
-time.sleep(0.5)
-bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(SECS / 2)
-pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and
-                   open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(PG_PID)}
-bench.wait()
-# both end together; the CPU each spends from here on is its end-to-folded cost
-cpu_pr0, cpu_d0 = proc_cpu(perf.pid), proc_cpu(dt.pid)
-t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
-t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
-_, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
-fold.close()
-_, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
-t0 = time.monotonic()
-ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
-                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-# folding perf script's output, as stackcollapse-perf does (the same work in its place)
-stacks, cur, who = {}, [], None
-for line in ps.stdout:
-    if not line.strip():
-        if who is not None and cur:
-            k = (who, ";".join(reversed(cur)))
-            stacks[k] = stacks.get(k, 0) + 1
-        cur, who = [], None
-        continue
-    if not line[0].isspace():
-        m = re.match(r"\S+\s+(\d+)/(\d+)", line)
-        who = int(m.group(1)) if m else None
-        continue
-    parts = line.split(None, 1)
-    cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
-_, _, ru_ps = os.wait4(ps.pid, 0)
-with open("perf.folded", "w") as f:
-    for (pid, s), n in sorted(stacks.items()):
-        f.write("%d;%s %d\n" % (pid, s, n))
-end_ps = time.monotonic() - t0
-perf_end = end_pr + end_ps
-cpu_d = ru_cpu(ru_d) - cpu_d0
-cpu_p = ru_cpu(ru_pr) - cpu_pr0 + ru_cpu(ru_ps)
-print("end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
-      (end_d, perf_end, perf_end / end_d))
-print("  CPU time of that: dbtap %.3f s, perf record + perf script %.3f s (%.1fx; the folding in"
-      " Python not counted)" % (cpu_d, cpu_p, cpu_p / cpu_d if cpu_d > 0 else float("inf")))
-print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
-      (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
-
-def selfshare(path, keep):
-    tot, by = 0, {}
-    for line in open(path):
-        frames, _, n = line.rstrip("\n").rpartition(" ")
-        f = frames.split(";")
-        if not keep(f[0]):
+def versus_perf(freq):
+    perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", str(freq), "-a", "-o", "perf.data"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fold = open("dbtap.folded", "w")
+    dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", str(freq), "--by", "pid", "--folded"], stdout=fold)
+    time.sleep(0.5)
+    bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(SECS / 2)
+    def parent(p):
+        try:
+            return int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None   # gone in between
+    pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and parent(p) == PG_PID}
+    bench.wait()
+    # both end together; the CPU each spends from here on is its end-to-folded cost
+    cpu_pr0, cpu_d0 = proc_cpu(perf.pid), proc_cpu(dt.pid)
+    t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
+    t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
+    _, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
+    fold.close()
+    _, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
+    t0 = time.monotonic()
+    ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # folding perf script's output, as stackcollapse-perf does (the same work in its place)
+    stacks, cur, who = {}, [], None
+    for line in ps.stdout:
+        if not line.strip():
+            if who is not None and cur:
+                k = (who, ";".join(reversed(cur)))
+                stacks[k] = stacks.get(k, 0) + 1
+            cur, who = [], None
             continue
-        n = int(n)
-        tot += n
-        by[f[-1]] = by.get(f[-1], 0) + n
-    return tot, by
+        if not line[0].isspace():
+            m = re.match(r"\S+\s+(\d+)/(\d+)", line)
+            who = int(m.group(1)) if m else None
+            continue
+        parts = line.split(None, 1)
+        cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+    _, _, ru_ps = os.wait4(ps.pid, 0)
+    with open("perf.folded", "w") as f:
+        for (pid, s), n in sorted(stacks.items()):
+            f.write("%d;%s %d\n" % (pid, s, n))
+    end_ps = time.monotonic() - t0
+    perf_end = end_pr + end_ps
+    cpu_d = ru_cpu(ru_d) - cpu_d0
+    cpu_p = ru_cpu(ru_pr) - cpu_pr0 + ru_cpu(ru_ps)
+    print("at %d Hz, end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
+          (freq, end_d, perf_end, perf_end / end_d))
+    print("  CPU time of that: dbtap %.3f s, perf record + perf script %.3f s (%.1fx; the folding in"
+          " Python not counted)" % (cpu_d, cpu_p, cpu_p / cpu_d if cpu_d > 0 else float("inf")))
+    print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
+          (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
 
-td, sd = selfshare("dbtap.folded", lambda g: True)
-tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
-print("samples of the cluster: dbtap %d, perf %d" % (td, tp))
-top = [k for k, _ in sorted(sp.items(), key=lambda x: -x[1]) if not k.startswith("[")][:20]
-worst = 0
-print("%-40s %8s %8s %7s" % ("top 20 by self share (perf)", "perf %", "dbtap %", "diff"))
-for k in top:
-    a, b = 100 * sp[k] / tp, 100 * sd.get(k, 0) / td
-    worst = max(worst, abs(a - b))
-    print("%-40.40s %8.2f %8.2f %+7.2f" % (k, a, b, b - a))
-# two independent samplers: a share p of n samples has a standard deviation of
-# sqrt(p(1-p)/n) in each, so differences within about 2 sigma are sampling noise
-print("largest difference: %.2f points (goal: within 2); sampling noise for a 5 %% share: %.2f points" %
-      (worst, 100 * 2 * (0.05 * 0.95 * (1 / td + 1 / tp)) ** 0.5))
+    def selfshare(path, keep):
+        tot, by = 0, {}
+        for line in open(path):
+            frames, _, n = line.rstrip("\n").rpartition(" ")
+            f = frames.split(";")
+            if not keep(f[0]):
+                continue
+            n = int(n)
+            tot += n
+            by[f[-1]] = by.get(f[-1], 0) + n
+        return tot, by
+
+    td, sd = selfshare("dbtap.folded", lambda g: True)
+    tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
+    print("samples of the cluster: dbtap %d, perf %d" % (td, tp))
+    top = [k for k, _ in sorted(sp.items(), key=lambda x: -x[1]) if not k.startswith("[")][:20]
+    worst = 0
+    print("%-40s %8s %8s %7s" % ("top 20 by self share (perf)", "perf %", "dbtap %", "diff"))
+    for k in top:
+        a, b = 100 * sp[k] / tp, 100 * sd.get(k, 0) / td
+        worst = max(worst, abs(a - b))
+        print("%-40.40s %8.2f %8.2f %+7.2f" % (k, a, b, b - a))
+    # two independent samplers: a share p of n samples has a standard deviation of
+    # sqrt(p(1-p)/n) in each, so differences within about 2 sigma are sampling noise
+    print("largest difference: %.2f points (goal: within 2); sampling noise for a 5 %% share: %.2f points" %
+          (worst, 100 * 2 * (0.05 * 0.95 * (1 / td + 1 / tp)) ** 0.5))
+
+
+versus_perf(99)
+# the same side by side with ten times the samples: the shares' sampling noise shrinks
+versus_perf(999)
 PY
