@@ -79,16 +79,20 @@ def stop(p):
 res = {"none": [], "99": [], "999": []}
 progns = {"99": [], "999": []}
 
-def prog_stats(pid):
-    """ns per run of dbtap's profile program (kernel.bpf_stats_enabled), and runs."""
+def progs():
     try:
-        progs = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
-                                          text=True).stdout)
+        return json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                                         text=True).stdout)
     except ValueError:
-        return None
-    for q in progs:
-        if q.get("name") == "profile_perf" and any(x.get("pid") == pid for x in q.get("pids", [])) \
-           and q.get("run_cnt"):
+        return []
+
+def prog_ids():
+    return {q["id"] for q in progs() if q.get("name") == "profile_perf"}
+
+def prog_stats(before):
+    """ns per run of the profile program dbtap loaded (the one not there before), runs."""
+    for q in progs():
+        if q.get("name") == "profile_perf" and q["id"] not in before and q.get("run_cnt"):
             return q["run_time_ns"] / q["run_cnt"], q["run_cnt"]
     return None
 
@@ -102,12 +106,13 @@ for r in range(ROUNDS):
         if m == "none":
             res[m].append(pgbench())
             continue
+        before = prog_ids()
         p = start([DBTAP, "profile", "--pg", PGDATA, "-F", m, "-j"], stdout=subprocess.PIPE)
         c0 = proc_cpu(p.pid)
         t0 = time.monotonic()
         res[m].append(pgbench())
         c1, t1 = proc_cpu(p.pid), time.monotonic()
-        prog = prog_stats(p.pid)
+        prog = prog_stats(before)
         _, ru = stop(p)
         summary = json.loads(p.stdout.read().decode().strip().splitlines()[-1])
         backend = sum(t["samples"] for t in summary["types"] if t["type"] == "client backend")

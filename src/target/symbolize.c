@@ -8,6 +8,9 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <sys/auxv.h>
+
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +71,8 @@ struct symbolizer {
 	struct u64map jcache;    /* (pid, address) for anonymous code */
 	struct sym_module *mods;
 	int nmods;
+	struct addr_syms vdso;   /* the kernel's vDSO, offsets into its image */
+	int vdso_loaded;
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -115,6 +120,7 @@ void symbolizer_free(struct symbolizer *s)
 	u64map_free(&s->jcache);
 	strpool_free(&s->names);
 	addr_syms_free(&s->ksyms);
+	addr_syms_free(&s->vdso);
 	free(s);
 }
 
@@ -321,6 +327,49 @@ static void note_module(struct symbolizer *s, struct sym_file *f)
 	}
 }
 
+/*
+ * Every process maps the same vDSO image, the kernel's: its symbols are read from
+ * dbtap's own copy (AT_SYSINFO_EHDR), as offsets into the image like a [vdso]
+ * mapping's. A vDSO is a complete small ELF file in memory.
+ */
+static void load_vdso(struct symbolizer *s)
+{
+	const unsigned char *base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	size_t size = 0;
+	Elf *e;
+
+	s->vdso_loaded = 1;
+	if (!base)
+		return;
+	const GElf_Ehdr *eh = (const GElf_Ehdr *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1 << 20))
+		return;
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)base, size);
+	if (!e)
+		return;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && *name)
+				addr_syms_add(&s->vdso, sym.st_value, sym.st_size, name, strlen(name));
+		}
+	}
+	elf_end(e);
+	addr_syms_finish(&s->vdso);
+}
+
 /* Names a file-backed address; the result is packed for the cache. */
 static uint64_t name_in_file(struct symbolizer *s, const struct sym_map *m, uint64_t addr)
 {
@@ -342,6 +391,12 @@ static uint64_t name_in_file(struct symbolizer *s, const struct sym_map *m, uint
 	note_module(s, f);
 	if (f->ef && elf_file_offset_to_vaddr(f->ef, off, &vaddr) == 0)
 		name = elf_file_addr_func(f->ef, vaddr, &start);
+	if (!strcmp(f->path, "[vdso]")) {
+		if (!s->vdso_loaded)
+			load_vdso(s);
+		/* the vDSO is linked at 0 with its text at its file offset */
+		name = addr_syms_lookup(&s->vdso, off, NULL);
+	}
 	uint32_t mod = intern(s, f->base);
 	if (name)
 		return pack(intern(s, name), mod, SYM_USER);

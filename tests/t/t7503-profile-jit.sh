@@ -78,4 +78,26 @@ for f, c in stacks:
 " <j3.folded
 '
 
+test_expect_success 'the vDSO is named from the kernel'"'"'s image' '
+	bg_run vd.out python3 -c "
+import time
+while True:
+    time.clock_gettime(time.CLOCK_MONOTONIC)
+" &&
+	vd=$BG_PID &&
+	sleep 0.3 &&
+	dbtap profile -p $vd -d 2 -F 499 --user --folded >vd.folded 2>vd.err &&
+	kill $vd &&
+	folded_py "
+leaves = {}
+for f, c in stacks:
+    leaves[f[-1]] = leaves.get(f[-1], 0) + c
+vdso = {k: v for k, v in leaves.items() if \"vdso\" in k or \"clock_gettime\" in k}
+print(vdso)
+assert not [k for k in leaves if k.startswith(\"[vdso\")], leaves
+assert any(k.startswith(\"__vdso_\") or k.startswith(\"__kernel_\") or k in (\"clock_gettime\",)
+           for k in vdso), leaves
+" <vd.folded
+'
+
 test_done
