@@ -168,6 +168,25 @@ static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u
 	return e;
 }
 
+/*
+ * PostgreSQL writes "postgres: USER DB HOST ..." into its argv area; read in the kernel
+ * at the first switch-out and the first transaction, it gives the type of backends that
+ * exit before user space looks. The second read replaces a start-up title.
+ */
+static __always_inline void proc_title(__u32 tgid)
+{
+	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct task_struct *task;
+
+	if (!p || p->titled >= 2)
+		return;
+	task = (struct task_struct *)bpf_get_current_task();
+	bpf_probe_read_user_str(p->title, sizeof(p->title), (void *)BPF_CORE_READ(task, mm, arg_start));
+	/* a backend just forked still shows the postmaster's command line: read again later */
+	if (p->title[0] == 'p' && p->title[1] == 'o' && p->title[8] == ':' && p->title[9] == ' ')
+		p->titled++;
+}
+
 /* Closes the stretch in progress at now, charging it where it belongs. */
 static __always_inline void stretch_close(struct wait_thread *e, __u64 now)
 {
@@ -219,6 +238,10 @@ static __always_inline bool switch_out(void *ctx, struct task_struct *prev, __u6
 		bpf_map_delete_elem(&threads, &tid);
 		return true;
 	}
+	/* the first switch-out reads the title: servers without USDT probes have no other */
+	struct wait_proc *pp = bpf_map_lookup_elem(&procs, &tgid);
+	if (pp && !pp->titled)
+		proc_title(tgid);
 	ev = read_wait_event();
 	e->oncpu = 0;
 	e->stmt_off = e->stmt;
@@ -280,23 +303,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			d->switches++;
 	}
 	return 0;
-}
-
-/*
- * PostgreSQL writes "postgres: USER DB HOST ..." into its argv area; read in the kernel
- * at the first transactions, it gives the type of backends that exit before user space
- * looks. The second read replaces a start-up title.
- */
-static __always_inline void proc_title(__u32 tgid)
-{
-	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
-	struct task_struct *task;
-
-	if (!p || p->titled >= 2)
-		return;
-	p->titled++;
-	task = (struct task_struct *)bpf_get_current_task();
-	bpf_probe_read_user_str(p->title, sizeof(p->title), (void *)BPF_CORE_READ(task, mm, arg_start));
 }
 
 /* The floor for bench/wait-switch.sh: the cost of any program at this tracepoint. */

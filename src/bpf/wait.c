@@ -15,6 +15,7 @@
 #include "bpf/wait.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
+#include "target/usdt.h"
 #include "util/error.h"
 #include "wait.skel.h"
 
@@ -26,6 +27,7 @@ struct wait_probe {
 	int nsites, ncpus;
 	const struct wait_probe_opts *o;
 	struct probe_list lists[5];
+	bool no_usdt;
 };
 
 void wait_probe_destroy(struct wait_probe *wp)
@@ -155,6 +157,25 @@ int wait_probe_attach(struct wait_probe *wp)
 		      wp->o->major);
 		hint("wait needs PostgreSQL 12 or later");
 		return -1;
+	}
+	struct usdt_list ul = { 0 };
+	if (usdt_list_read(wp->o->binary, &ul)) {
+		attach_plan_free(&plan);
+		return -1;
+	}
+	bool have = usdt_list_find(&ul, n->provider, n->query_start) &&
+		    usdt_list_find(&ul, n->provider, n->txn_start);
+	usdt_list_free(&ul);
+	if (!have) {
+		/* the waits are measured all the same: only what the probes add is missing */
+		warning("'%s' has no USDT probes %s:%s and %s: no statements, and every"
+			" Client:ClientRead counts as idle", wp->o->binary, n->provider,
+			n->query_start, n->txn_start);
+		hint("a server built with --enable-dtrace (Debian's and PGDG's packages are) has them");
+		wp->no_usdt = true;
+		rc = attach_plan_run(&plan, &wp->links);
+		attach_plan_free(&plan);
+		return rc;
 	}
 	/* the ends before the starts: nothing is opened that could not be closed */
 	rc = plan_usdt(wp, &plan, 0, n->provider, n->txn_commit, false, WAIT_EV_TXN_COMMIT) ||

@@ -198,7 +198,7 @@ static struct pinfo *pinfo_get(struct wait_cmd *c, __u32 pid, const char *ktitle
 	for (int i = 0; i < c->npi && !p; i++)
 		if (c->pi[i].pid == pid)
 			p = &c->pi[i];
-	if (p && (p->final || !ktitle || !ktitle[0]))
+	if (p && p->final)
 		return p;
 	if (!p) {
 		p = realloc(c->pi, (c->npi + 1) * sizeof(*p));
