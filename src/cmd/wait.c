@@ -843,7 +843,8 @@ static void seed(struct wait_cmd *c)
 	pid_t *pids;
 	int n = current_pids(c, &pids);
 
-	wait_probe_start(c->wp, wait_probe_now());
+	/* the run's clock and the accounting start together: wall times are the run's */
+	wait_probe_start(c->wp, c->f.rl.start_ns);
 	for (int i = 0; i < n; i++) {
 		uint64_t ptr = 0;
 		uint32_t ev = 0;
