@@ -56,8 +56,9 @@ assert d[\"ringbuf\"] == b[\"map_types\"][\"have_ringbuf_map_type\"]
 "
 '
 
-# Other tests may hold breakpoint slots for a moment: ask until two independent counts
-# taken around dbtap agree, then compare.
+# Other tests and tracers may hold breakpoint slots, for a moment or for the whole run:
+# ask until two independent counts taken around dbtap agree, then compare (never
+# requiring all 4 free).
 test_expect_success 'hw_breakpoint_slots equals an independent count (and DR0-DR3 on x86)' '
 	ok= &&
 	for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -65,8 +66,9 @@ test_expect_success 'hw_breakpoint_slots equals an independent count (and DR0-DR
 		got=$(dbtap doctor -j | json_py "print(d[\"hw_breakpoint_slots\"])") &&
 		after=$(perl "$TEST_LIB"/bpslots.pl | cut -d" " -f1) &&
 		echo "try $i: independent $before, dbtap $got, independent $after" &&
+		# free slots, so fewer than DR0-DR3 while another tracer holds some
 		if [ "$before" = "$after" ] && [ "$got" = "$before" ] &&
-		   { [ "$(uname -m)" != x86_64 ] || [ "$got" = 4 ]; }; then
+		   { [ "$(uname -m)" != x86_64 ] || [ "$got" -le 4 ]; }; then
 			ok=1
 			break
 		fi
