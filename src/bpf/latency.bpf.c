@@ -7,7 +7,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/latency.h"
-#include "bpf/stathash.h"
+#include "bpf/stmthash.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -163,24 +163,7 @@ int end_uprobe(struct pt_regs *ctx)
 	return 0;
 }
 
-struct hash_ctx {
-	char *text;
-	struct stathash sh;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_ctx *c = arg;
-	char ch = c->text[i & (LAT_TEXT_LEN - 1)];
-
-	if (!ch)
-		return 1;
-	if (raw_text)
-		stathash_mix(&c->sh, ch);
-	else
-		stathash_byte(&c->sh, ch);
-	return 0;
-}
+STMTHASH_DEFINE(lat_text_hash, LAT_TEXT_LEN)
 
 static __always_inline void count_dropped(__u32 pair)
 {
@@ -201,7 +184,6 @@ int BPF_USDT(query_done, const char *query)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx), d = on_end(cookie), key;
 	struct lat_stmt zero = {}, *st;
-	struct hash_ctx hc;
 	__u32 z = 0;
 	char *text;
 
@@ -212,11 +194,7 @@ int BPF_USDT(query_done, const char *query)
 		return 0;
 	if (bpf_probe_read_user_str(text, LAT_TEXT_LEN, query) < 0)
 		text[0] = '\0';
-	hc.text = text;
-	stathash_init(&hc.sh);
-	/* bpf_loop: the verifier checks the step once, not once per byte */
-	bpf_loop(LAT_TEXT_LEN, hash_step, &hc, 0);
-	key = stathash_final(&hc.sh);
+	key = lat_text_hash(text, raw_text);
 
 	st = bpf_map_lookup_elem(&stmts, &key);
 	if (!st) {

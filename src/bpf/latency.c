@@ -9,6 +9,7 @@
 #include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/stathash.h"
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
 #include "util/error.h"
@@ -79,6 +80,7 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	}
 	attach_progs_prepare(&starts);
 	attach_progs_prepare(&ends);
+	stathash_dfa_fill((__u16 *)lp->skel->rodata->stathash_dfa);
 	err = latency__load(lp->skel);
 	if (err) {
 		errno = -err;

@@ -8,7 +8,7 @@
 #include "bpf/filter.bpf.h"
 #include "bpf/loglinear.h"
 #include "bpf/stat.h"
-#include "bpf/stathash.h"
+#include "bpf/stmthash.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -143,21 +143,7 @@ static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
 	r->oncpu = 0;
 }
 
-struct hash_ctx {
-	char *text;
-	struct stathash sh;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_ctx *c = arg;
-	char ch = c->text[i & (STAT_TEXT_MAX - 1)];
-
-	if (!ch)
-		return 1;
-	stathash_byte(&c->sh, ch);
-	return 0;
-}
+STMTHASH_DEFINE(stat_text_hash, STAT_TEXT_MAX)
 
 static __always_inline struct scratch *scratch_get(void)
 {
@@ -262,7 +248,6 @@ out:
 SEC("usdt")
 int BPF_USDT(query_start, const char *query)
 {
-	struct hash_ctx hc;
 	struct scratch *s;
 	__u64 key;
 
@@ -273,11 +258,7 @@ int BPF_USDT(query_start, const char *query)
 		return 0;
 	if (bpf_probe_read_user_str(s->text, sizeof(s->text), query) < 0)
 		s->text[0] = '\0';
-	hc.text = s->text;
-	stathash_init(&hc.sh);
-	/* bpf_loop: the verifier checks the step once, not once per byte */
-	bpf_loop(STAT_TEXT_MAX, hash_step, &hc, 0);
-	key = stathash_final(&hc.sh);
+	key = stat_text_hash(s->text, false);
 	/* a lookup is lock-free; the update takes the bucket lock even when it fails */
 	if (!bpf_map_lookup_elem(&texts, &key))
 		bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);

@@ -12,6 +12,7 @@
 #include "bpf/loglinear.h"
 #include "bpf/mapdump.h"
 #include "bpf/corebtf.h"
+#include "bpf/stathash.h"
 #include "bpf/stat.h"
 #include "perf/counter.h"
 #include "pg/probes.h"
@@ -210,6 +211,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	struct attach_progs start_q = { .usdt = p->skel->progs.query_start };
 	attach_progs_prepare(&progs);
 	bpf_program__set_autoload(p->skel->progs.query_start, per_query);
+	stathash_dfa_fill((__u16 *)p->skel->rodata->stathash_dfa);
 	err = stat__load(p->skel);
 	if (err) {
 		errno = -err;

@@ -1,4 +1,4 @@
-/* The literal-blind statement hash of stat.bpf.c and latency.bpf.c, the same code in user space. */
+/* The literal-blind statement hash of the BPF programs (stmthash.bpf.h), the same code in user space. */
 #ifndef DBTAP_BPF_STATHASH_H
 #define DBTAP_BPF_STATHASH_H
 
@@ -157,6 +157,72 @@ STATHASH_INLINE void stathash_byte(struct stathash *c, char ch)
 		c->state = SH_CODE;
 	}
 }
+
+/*
+ * The same hash as a table-driven automaton, which is what runs in the kernel: a loop
+ * over the state machine above, a branch per state, costs the verifier seconds (each
+ * state and previous-byte combination is a path of its own), a table lookup per byte a
+ * few milliseconds. stathash_byte() compares the previous byte with '-', '/' and '*'
+ * only, so (state, class of prev) is its whole state: SH_STATES * STATHASH_CLASSES rows
+ * of 256 entries, each with the next row and what the byte mixes in (nothing, the
+ * literal mark, or the byte). stathash_dfa_fill() builds the table by running
+ * stathash_byte() itself, so the two cannot disagree; the unit tests check them equal.
+ */
+#define SH_STATES (SH_RAW + 1) /* SH_RAW is the last state */
+#define STATHASH_CLASSES 4
+#define STATHASH_ROWS (SH_STATES * STATHASH_CLASSES)
+#define STATHASH_DFA_ENTRIES (STATHASH_ROWS * 256)
+#define STATHASH_DFA_START (SH_CODE * STATHASH_CLASSES + 3) /* prev: class "other" */
+enum { STATHASH_EMIT_NONE, STATHASH_EMIT_MARK, STATHASH_EMIT_BYTE };
+
+STATHASH_INLINE __u32 stathash_class(char c)
+{
+	return c == '-' ? 0 : c == '/' ? 1 : c == '*' ? 2 : 3;
+}
+
+/* One byte through the table: row is the automaton's state, updated. */
+STATHASH_INLINE void stathash_dfa_step(struct stathash *c, __u32 *row, const __u16 *dfa,
+				       unsigned char ch)
+{
+	__u32 idx = *row * 256 + ch;
+	__u16 e;
+
+	if (idx >= STATHASH_DFA_ENTRIES)
+		return; /* cannot happen: rows come from the table; the verifier's bound */
+	e = dfa[idx];
+	*row = e & 0xff;
+	if (e >> 8 == STATHASH_EMIT_MARK)
+		stathash_mix_value(c, STATHASH_MARK_LITERAL);
+	else if (e >> 8 == STATHASH_EMIT_BYTE)
+		stathash_mix(c, (char)ch);
+}
+
+#ifndef __bpf__
+/* Fills dfa (STATHASH_DFA_ENTRIES entries) from stathash_byte(). */
+static inline void stathash_dfa_fill(__u16 *dfa)
+{
+	static const char rep[STATHASH_CLASSES] = { '-', '/', '*', STATHASH_PREV_NONE };
+
+	for (__u32 st = 0; st < SH_STATES; st++)
+		for (__u32 cl = 0; cl < STATHASH_CLASSES; cl++)
+			for (__u32 ch = 0; ch < 256; ch++) {
+				struct stathash a = { .h = STATHASH_SEED, .state = st, .prev = rep[cl] };
+				struct stathash m = { .h = STATHASH_SEED }, b = { .h = STATHASH_SEED };
+				__u16 emit = STATHASH_EMIT_NONE;
+
+				stathash_byte(&a, (char)ch);
+				stathash_mix_value(&m, STATHASH_MARK_LITERAL);
+				stathash_mix(&b, (char)ch);
+				if (a.h == b.h)
+					emit = STATHASH_EMIT_BYTE;
+				else if (a.h == m.h)
+					emit = STATHASH_EMIT_MARK;
+				dfa[(st * STATHASH_CLASSES + cl) * 256 + ch] =
+					(__u16)(emit << 8 | (a.state * STATHASH_CLASSES +
+							     stathash_class(a.prev)));
+			}
+}
+#endif
 
 /* 0 is kept for "no statement": a hash that lands there becomes 1. */
 STATHASH_INLINE __u64 stathash_final(const struct stathash *c)

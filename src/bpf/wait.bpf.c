@@ -6,7 +6,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "bpf/filter.bpf.h"
-#include "bpf/stathash.h"
+#include "bpf/stmthash.bpf.h"
 #include "bpf/wait.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -324,21 +324,7 @@ static __always_inline struct wait_thread *thread_current(__u64 now)
 	return thread_new(tid, id >> 32, now, true);
 }
 
-struct hash_ctx {
-	char *text;
-	struct stathash sh;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_ctx *c = arg;
-	char ch = c->text[i & (WAIT_TEXT_LEN - 1)];
-
-	if (!ch)
-		return 1;
-	stathash_byte(&c->sh, ch);
-	return 0;
-}
+STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
 
 /* The statement changes: the CPU time so far belongs to the one before. */
 static __always_inline void stmt_set(struct wait_thread *e, __u64 stmt, __u64 now)
@@ -353,7 +339,6 @@ int BPF_USDT(query_start, const char *query)
 {
 	__u64 now = bpf_ktime_get_ns(), key;
 	struct wait_thread *e;
-	struct hash_ctx hc;
 	__u32 zero = 0;
 	char *text;
 
@@ -365,11 +350,7 @@ int BPF_USDT(query_start, const char *query)
 		return 0;
 	if (bpf_probe_read_user_str(text, WAIT_TEXT_LEN, query) < 0)
 		text[0] = '\0';
-	hc.text = text;
-	stathash_init(&hc.sh);
-	/* bpf_loop: the verifier checks the step once, not once per byte */
-	bpf_loop(WAIT_TEXT_LEN, hash_step, &hc, 0);
-	key = stathash_final(&hc.sh);
+	key = wait_text_hash(text, false);
 	if (!bpf_map_lookup_elem(&texts, &key) &&
 	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&texts, &key)) {

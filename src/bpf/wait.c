@@ -10,6 +10,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/corebtf.h"
+#include "bpf/stathash.h"
 #include "bpf/filter.h"
 #include "bpf/mapdump.h"
 #include "bpf/wait.h"
@@ -76,6 +77,7 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });
+	stathash_dfa_fill((__u16 *)wp->skel->rodata->stathash_dfa);
 	err = wait__load(wp->skel);
 	if (err) {
 		errno = -err;

@@ -204,6 +204,52 @@ static __u64 hash_of(const char *s)
 	return stathash_final(&h);
 }
 
+/* The kernel's way: the table-driven automaton of stmthash.bpf.h. */
+static __u64 hash_dfa_of(const char *s)
+{
+	static __u16 dfa[STATHASH_DFA_ENTRIES];
+	static bool filled;
+	struct stathash h;
+	__u32 row = STATHASH_DFA_START;
+
+	if (!filled) {
+		stathash_dfa_fill(dfa);
+		filled = true;
+	}
+	stathash_init(&h);
+	for (; *s; s++)
+		stathash_dfa_step(&h, &row, dfa, (unsigned char)*s);
+	return stathash_final(&h);
+}
+
+static void test_stathash_dfa(void **state)
+{
+	static const char *texts[] = {
+		"select * from t where a = 1", "update t set v = 'x' where id = 3",
+		"select 1.2.3", "select 1..33", "/* /* */ 'a' */ x", "/* /* */ '*/ x' */ y",
+		"select 'a\\' , 1 '", "select E'\\' , x'", "select $$it'$$ x", "select $1, 5",
+		"select \"a 1\" from t", "select 1 -- don't\nfrom t1", "a--b/*c*/d*/e/**/f",
+		"x$1y $a$ 1$2 _9 9_ \xc3\xa9" "t\xc3\xa9" "1", "", "-", "--", "/*", "*/", "'", "\"",
+	};
+	unsigned long seed = 12345;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		assert_true(hash_dfa_of(texts[i]) == hash_of(texts[i]));
+	/* random texts over the bytes the automaton treats apart, and any byte */
+	for (int n = 0; n < 20000; n++) {
+		static const char alpha[] = "ab1_$'\"\\-/*\n .9E\x80";
+		int len = n % 40;
+		for (int k = 0; k < len; k++) {
+			seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+			unsigned char b = (seed >> 33) & 0xff;
+			buf[k] = n % 3 ? alpha[b % (sizeof(alpha) - 1)] : (char)(b ? b : 1);
+		}
+		buf[len] = '\0';
+		assert_true(hash_dfa_of(buf) == hash_of(buf));
+	}
+}
+
 static void test_stathash(void **state)
 {
 	/* literals do not make statements different */
@@ -242,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_parse_list),
 		cmocka_unit_test(test_similar),
 		cmocka_unit_test(test_stathash),
+		cmocka_unit_test(test_stathash_dfa),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

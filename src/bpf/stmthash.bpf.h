@@ -1,0 +1,51 @@
+/* The statement hash on the BPF side, once for every program that keys statements. */
+#ifndef DBTAP_BPF_STMTHASH_BPF_H
+#define DBTAP_BPF_STMTHASH_BPF_H
+
+#include "bpf/stathash.h"
+
+/*
+ * stathash.h's automaton, filled by user space before load (stathash_dfa_fill()). Read
+ * only: the verifier checks the loop step once, whatever the bytes.
+ */
+const volatile __u16 stathash_dfa[STATHASH_DFA_ENTRIES];
+
+struct stmthash_ctx {
+	const char *text;
+	__u32 row;
+	bool raw;
+	struct stathash sh;
+};
+
+/*
+ * STMTHASH_DEFINE(NAME, SIZE) defines __u64 NAME(const char *buf, bool raw): the key of
+ * the NUL-terminated statement text in buf (SIZE bytes, a power of two: the step masks
+ * its index with a constant the verifier sees), literal-blind, or of the exact bytes
+ * when raw. Never 0.
+ */
+#define STMTHASH_DEFINE(NAME, SIZE)                                                     \
+	static long NAME##_step(__u32 i, void *arg)                                     \
+	{                                                                               \
+		struct stmthash_ctx *c = arg;                                           \
+		unsigned char ch = c->text[i & ((SIZE) - 1)];                           \
+                                                                                        \
+		if (!ch)                                                                \
+			return 1;                                                       \
+		if (c->raw)                                                             \
+			stathash_mix(&c->sh, (char)ch);                                 \
+		else                                                                    \
+			stathash_dfa_step(&c->sh, &c->row, (const __u16 *)stathash_dfa, \
+					  ch);                                          \
+		return 0;                                                       \
+	}                                                                               \
+	static __always_inline __u64 NAME(const char *buf, bool raw)                    \
+	{                                                                               \
+		struct stmthash_ctx c = { .text = buf, .row = STATHASH_DFA_START,       \
+					  .raw = raw };                                 \
+                                                                                        \
+		stathash_init(&c.sh);                                                   \
+		bpf_loop((SIZE), NAME##_step, &c, 0);                                   \
+		return stathash_final(&c.sh);                                           \
+	}
+
+#endif
