@@ -18,7 +18,7 @@ import sys
 import time
 
 args = sys.argv[1:]
-ready, report, run = r"^tracing |^counting|^Attaching", r'"summary": *true|^total over|^@', 1.0
+ready, report, run = r"^tracing |^counting|^watching |^Attaching", r'"report": *"summary"|^total over|^@', 1.0
 while args and args[0] != "--":
     if args[0] == "--ready":
         ready = args[1]

@@ -361,11 +361,28 @@ static void cluster_fill_versions(struct pg_cluster *c)
 		c->major = atoi(s);
 		free(s);
 	}
-	/* Through /proc/PID/exe: it still reads after a package upgrade removed the file. */
+	/*
+	 * Through /proc/PID/exe: it still reads after a package upgrade removed the file.
+	 * The string sits deep in .rodata: read once per binary (several clusters usually
+	 * run the same one), and only that section.
+	 */
+	static struct { dev_t dev; ino_t ino; char version[sizeof(c->version)]; } seen[8];
+	static int nseen;
+	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/exe", c->postmaster);
-	if (file_find_string(path, "(PostgreSQL) ", buf, sizeof(buf)) == 0) {
+	bool have_id = stat(path, &st) == 0;
+	for (int i = 0; have_id && i < nseen && !c->version[0]; i++)
+		if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+			copy_str(c->version, sizeof(c->version), seen[i].version);
+	if (!c->version[0] &&
+	    file_find_string_in(path, ".rodata", "(PostgreSQL) ", buf, sizeof(buf)) == 0) {
 		buf[strcspn(buf, " ")] = '\0';
 		copy_str(c->version, sizeof(c->version), buf);
+		if (have_id && nseen < 8) {
+			seen[nseen].dev = st.st_dev;
+			seen[nseen].ino = st.st_ino;
+			copy_str(seen[nseen++].version, sizeof(seen[0].version), buf);
+		}
 	}
 	if (!c->major && c->version[0])
 		c->major = atoi(c->version);

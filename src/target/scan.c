@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
 #include "target/scan.h"
 
 static int pid_cmp(const void *a, const void *b)
@@ -49,7 +51,42 @@ int proc_list(pid_t **pids)
 	return n;
 }
 
+/* The file range of section name in the ELF file fd; -1 when it has none (or is not ELF). */
+static int elf_section_range(int fd, const char *name, off_t *off, size_t *size)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int ret = -1;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -1;
+	if (elf_kind(e) == ELF_K_ELF && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+			    (n = elf_strptr(e, shstrndx, sh.sh_name)) && !strcmp(n, name)) {
+				*off = (off_t)sh.sh_offset;
+				*size = sh.sh_size;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return ret;
+}
+
 int file_find_string(const char *path, const char *marker, char *out, size_t len)
+{
+	return file_find_string_in(path, NULL, marker, out, len);
+}
+
+int file_find_string_in(const char *path, const char *section, const char *marker, char *out,
+			size_t len)
 {
 	/*
 	 * Read in small chunks rather than mapped: a server binary is tens of megabytes,
@@ -67,10 +104,16 @@ int file_find_string(const char *path, const char *marker, char *out, size_t len
 		return -1;
 	}
 	char *buf = malloc(CHUNK);
-	off_t off = 0;
-	size_t have = 0;
+	off_t off = 0, end = -1;
+	size_t have = 0, size;
+	/* Only the section the string lives in: a server's .rodata is a fifth of the file. */
+	if (section && elf_section_range(fd, section, &off, &size) == 0)
+		end = off + (off_t)size;
 	while (buf) {
-		ssize_t n = pread(fd, buf + have, CHUNK - have, off);
+		size_t want = CHUNK - have;
+		if (end >= 0 && (off_t)want > end - off)
+			want = (size_t)(end - off);
+		ssize_t n = want ? pread(fd, buf + have, want, off) : 0;
 		if (n < 0)
 			break;
 		off += n;

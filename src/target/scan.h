@@ -18,5 +18,8 @@ int proc_cap_eff(pid_t pid, unsigned long long *caps);
  * into out. 0, or -1 when the file cannot be read or holds no marker.
  */
 int file_find_string(const char *path, const char *marker, char *out, size_t len);
+/* The same within ELF section section (".rodata") when the file has it, else everywhere. */
+int file_find_string_in(const char *path, const char *section, const char *marker, char *out,
+			size_t len);
 
 #endif
