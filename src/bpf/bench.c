@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/bench.h"
 #include "bench.skel.h"
 #include "util/error.h"
@@ -24,7 +25,6 @@ struct bench_bpf {
 struct bench_bpf *bench_bpf_open(void)
 {
 	struct bench_bpf *b = calloc(1, sizeof(*b));
-	int err;
 
 	if (!b) {
 		error("out of memory");
@@ -36,11 +36,7 @@ struct bench_bpf *bench_bpf_open(void)
 		free(b);
 		return NULL;
 	}
-	err = bench__load(b->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the bench BPF programs");
-		hint("run as root (or with CAP_BPF and CAP_PERFMON); 'dbtap doctor' shows what is missing");
+	if (bpf_loader_load(b->skel->skeleton, "bench", NULL)) {
 		bench__destroy(b->skel);
 		free(b);
 		return NULL;

@@ -8,6 +8,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/count.h"
 #include "bpf/mapdump.h"
 #include "bpf/filter.h"
@@ -58,18 +59,8 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	struct attach_progs progs = { .multi = cp->skel->progs.count_multi,
 				      .single = cp->skel->progs.count_uprobe };
 	attach_progs_prepare(&progs);
-	err = count__load(cp->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the count BPF program");
-		hint("run as root; 'dbtap -v count ...' shows the verifier's log");
+	if (bpf_loader_load(cp->skel->skeleton, "count", t))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(cp->skel->maps.filter_pids), t) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 	struct attach_plan plan;
 	attach_plan_init(&plan, t);
 	for (int i = 0; i < probes->n; i++) {

@@ -6,16 +6,12 @@
 #include <bpf/usdt.bpf.h>
 
 #include "bpf/filter.bpf.h"
+#include "bpf/histrec.bpf.h"
 #include "bpf/latency.h"
 #include "bpf/stmthash.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 disp_kind = DISP_LOG2;
-const volatile __u64 disp_min = 0;
-const volatile __u64 disp_step = 1;
-const volatile __u32 disp_n = 0;
-const volatile __u64 disp_div = 1000;
 /* --raw-query: statements keyed by their exact text, so each literal is its own entry */
 const volatile bool raw_text = false;
 
@@ -97,7 +93,6 @@ static __always_inline __u64 on_end(__u64 cookie)
 	struct lat_hist *h;
 	struct lat_thread *th;
 	__u64 *t0, d;
-	__u32 idx;
 
 	if (!filter_match())
 		return 0;
@@ -113,12 +108,7 @@ static __always_inline __u64 on_end(__u64 cookie)
 	bpf_map_delete_elem(&starts, &k);
 	h->count++;
 	h->sum_ns += d;
-	idx = loglinear_index(d);
-	if (idx < LL_BUCKETS)
-		h->ll[idx]++;
-	idx = disp_slot(disp_kind, d / disp_div, disp_min, disp_step, disp_n);
-	if (idx < DISP_SLOTS)
-		h->disp[idx]++;
+	hist_record(h->ll, h->disp, d);
 
 	th = bpf_map_lookup_elem(&threads, &k);
 	if (!th) {

@@ -9,6 +9,7 @@
 #include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/stathash.h"
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
@@ -56,11 +57,7 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		goto fail;
 	}
 	TARGET_FILTER_RODATA(lp->skel, o->target);
-	lp->skel->rodata->disp_kind = o->hist->kind;
-	lp->skel->rodata->disp_min = o->hist->min;
-	lp->skel->rodata->disp_step = o->hist->step ? o->hist->step : 1;
-	lp->skel->rodata->disp_n = o->hist->n;
-	lp->skel->rodata->disp_div = 1000;
+	HISTREC_RODATA(lp->skel, o->hist);
 	lp->skel->rodata->raw_text = o->raw;
 	/* Pairs other than query need neither the statement maps nor bpf_loop (5.17). */
 	if (!o->query) {
@@ -81,18 +78,8 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	attach_progs_prepare(&starts);
 	attach_progs_prepare(&ends);
 	stathash_dfa_fill((__u16 *)lp->skel->rodata->stathash_dfa);
-	err = latency__load(lp->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the latency BPF program");
-		hint("run as root; 'dbtap -v latency ...' shows the verifier's log");
+	if (bpf_loader_load(lp->skel->skeleton, "latency", o->target))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(lp->skel->maps.filter_pids), o->target) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 	/* ENDs first: a START attached alone would fill the map with nothing to pair. */
 	attach_plan_init(&plan, o->target);
 	for (int i = 0; i < o->npairs; i++)

@@ -94,6 +94,16 @@ LL_INLINE __u32 linear_slot(__u64 v, __u64 min, __u64 step, __u32 n)
 }
 
 /* The display slot of v (already in display units) for a DISP_* kind. */
+/* histrec.bpf.h's display configuration from a struct hist_spec (report/hist.h), before load. */
+#define HISTREC_RODATA(skel, spec)                                              \
+	do {                                                                    \
+		(skel)->rodata->disp_kind = (spec)->kind;                       \
+		(skel)->rodata->disp_min = (spec)->min;                         \
+		(skel)->rodata->disp_step = (spec)->step ? (spec)->step : 1;    \
+		(skel)->rodata->disp_n = (spec)->n;                             \
+		(skel)->rodata->disp_div = 1000; /* ns -> us */                 \
+	} while (0)
+
 LL_INLINE __u32 disp_slot(__u32 kind, __u64 v, __u64 min, __u64 step, __u32 n)
 {
 	__u32 s = kind == DISP_LINEAR ? linear_slot(v, min, step, n) : log2_slot(v);

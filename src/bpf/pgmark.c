@@ -8,6 +8,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/filter.h"
 #include "bpf/pgmark.h"
 #include "pg/probes.h"
@@ -64,7 +65,7 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 {
 	const struct pg_probes *names = pg_probes_for(o->major);
 	struct pgmark_probe *p;
-	int err, rc = EXIT_FAIL;
+	int rc = EXIT_FAIL;
 
 	*out = NULL;
 	if (!names) {
@@ -90,18 +91,8 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 	attach_progs_prepare(&(struct attach_progs){ .multi = p->skel->progs.mark_multi,
 						     .single = p->skel->progs.mark_uprobe });
 	bpf_program__set_autoload(p->skel->progs.query_start, o->statements);
-	err = pgmark__load(p->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the pgmark BPF program");
-		hint("run as root; 'dbtap -v ...' shows the verifier's log");
+	if (bpf_loader_load(p->skel->skeleton, "pgmark", o->target))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(p->skel->maps.filter_pids), o->target) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
 	if (!p->rb) {
 		error_errno("cannot open the pgmark ring buffer");

@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/filter.h"
 #include "bpf/mapdump.h"
 #include "bpf/profile.h"
@@ -101,7 +102,6 @@ static int attach_tracepoint(struct profile_probe *p, const char *name)
 int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 {
 	struct profile_probe *p = calloc(1, sizeof(*p));
-	int err;
 
 	*out = NULL;
 	if (!p)
@@ -126,14 +126,7 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	/* Only the program that will be attached is loaded. */
 	bpf_program__set_autoload(p->skel->progs.profile_perf, !o->tracepoint);
 	bpf_program__set_autoload(p->skel->progs.profile_raw_tp, !!o->tracepoint);
-	err = profile__load(p->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the profile BPF program");
-		hint("run as root; 'dbtap -v profile ...' shows the verifier's log");
-		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(p->skel->maps.filter_pids), o->t) < 0)
+	if (bpf_loader_load(p->skel->skeleton, "profile", o->t))
 		goto fail;
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
 	if (!p->rb) {

@@ -12,6 +12,7 @@
 #include "bpf/loglinear.h"
 #include "bpf/mapdump.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/stathash.h"
 #include "bpf/stat.h"
 #include "perf/counter.h"
@@ -212,18 +213,8 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	attach_progs_prepare(&progs);
 	bpf_program__set_autoload(p->skel->progs.query_start, per_query);
 	stathash_dfa_fill((__u16 *)p->skel->rodata->stathash_dfa);
-	err = stat__load(p->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the stat BPF program");
-		hint("run as root; 'dbtap -v stat' shows the verifier's log");
+	if (bpf_loader_load(p->skel->skeleton, "stat", t))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(p->skel->maps.filter_pids), t) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 	for (__u32 i = 0; i < (__u32)(p->nctr * p->ncpus); i++) {
 		if (p->fds[i] < 0)
 			continue;

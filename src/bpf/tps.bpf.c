@@ -5,16 +5,11 @@
 #include <bpf/bpf_tracing.h>
 
 #include "bpf/filter.bpf.h"
+#include "bpf/histrec.bpf.h"
 #include "bpf/tps.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Display histogram configuration (--hist), in microseconds. */
-const volatile __u32 disp_kind = DISP_LOG2;
-const volatile __u64 disp_min = 0;
-const volatile __u64 disp_step = 1;
-const volatile __u32 disp_n = 0;
-const volatile __u64 disp_div = 1000;
 
 /*
  * Keyed by thread id. LRU: backends that exit leave their entry behind, and the oldest
@@ -93,7 +88,7 @@ static __always_inline void tx_start(void)
 static __always_inline void tx_end(bool commit)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
-	__u32 zero = 0, idx;
+	__u32 zero = 0;
 	struct tps_backend *b;
 	struct tps_totals *t;
 
@@ -120,12 +115,7 @@ static __always_inline void tx_end(bool commit)
 	b->txn_ns += d;
 	t->txn_count++;
 	t->txn_ns += d;
-	idx = loglinear_index(d);
-	if (idx < LL_BUCKETS)
-		t->ll[idx]++;
-	idx = disp_slot(disp_kind, d / disp_div, disp_min, disp_step, disp_n);
-	if (idx < DISP_SLOTS)
-		t->disp[idx]++;
+	hist_record(t->ll, t->disp, d);
 }
 
 static __always_inline void tx_event(__u64 cookie)

@@ -9,6 +9,7 @@
 #include "bpf/attach.h"
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/mapdump.h"
 #include "bpf/tps.h"
 #include "pg/probes.h"
@@ -63,26 +64,12 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 		goto fail;
 	}
 	TARGET_FILTER_RODATA(tp->skel, o->target);
-	tp->skel->rodata->disp_kind = o->hist->kind;
-	tp->skel->rodata->disp_min = o->hist->min;
-	tp->skel->rodata->disp_step = o->hist->step ? o->hist->step : 1;
-	tp->skel->rodata->disp_n = o->hist->n;
-	tp->skel->rodata->disp_div = 1000; /* ns -> us */
+	HISTREC_RODATA(tp->skel, o->hist);
 	struct attach_progs progs = { .multi = tp->skel->progs.tx_multi,
 				      .single = tp->skel->progs.tx_uprobe };
 	attach_progs_prepare(&progs);
-	err = tps__load(tp->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the tps BPF program");
-		hint("run as root; 'dbtap -v tps' shows the verifier's log");
+	if (bpf_loader_load(tp->skel->skeleton, "tps", o->target))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(tp->skel->maps.filter_pids), o->target) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 
 	/*
 	 * pid -1: every process running the binary, backends forked later included; the

@@ -10,6 +10,7 @@
 
 #include "bpf/attach.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/stathash.h"
 #include "bpf/filter.h"
 #include "bpf/mapdump.h"
@@ -53,7 +54,6 @@ uint64_t wait_probe_now(void)
 struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 {
 	struct wait_probe *wp = calloc(1, sizeof(*wp));
-	int err;
 
 	if (!wp) {
 		error("out of memory");
@@ -78,18 +78,8 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });
 	stathash_dfa_fill((__u16 *)wp->skel->rodata->stathash_dfa);
-	err = wait__load(wp->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the wait BPF program");
-		hint("run as root; 'dbtap -v wait ...' shows the verifier's log");
+	if (bpf_loader_load(wp->skel->skeleton, "wait", o->target))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(wp->skel->maps.filter_pids), o->target) < 0) {
-		error("cannot fill the process filter");
-		hint("the filter holds 1024 pids");
-		goto fail;
-	}
 	return wp;
 fail:
 	wait_probe_destroy(wp);

@@ -9,6 +9,7 @@
 
 #include "bpf/filter.h"
 #include "bpf/corebtf.h"
+#include "bpf/loader.h"
 #include "bpf/mapdump.h"
 #include "bpf/watch.h"
 #include "perf/breakpoint.h"
@@ -52,18 +53,8 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o)
 	bpf_map__set_max_entries(w->skel->maps.events,
 				 !o->events ? 4096 : o->ring_bytes ? o->ring_bytes : 1 << 20);
 
-	err = watch__load(w->skel);
-	if (err) {
-		errno = -err;
-		error_errno("cannot load the watch BPF program");
-		hint("run as root; 'dbtap -v watch ...' shows the verifier's log");
+	if (bpf_loader_load(w->skel->skeleton, "watch", o->target))
 		goto fail;
-	}
-	if (target_filter_fill(bpf_map__fd(w->skel->maps.filter_pids), o->target) < 0) {
-		error("cannot fill the process filter");
-		hint("too many pids? the filter holds 1024");
-		goto fail;
-	}
 	if (o->events) {
 		w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), handle_event, w, NULL);
 		if (!w->rb) {

@@ -1,0 +1,162 @@
+/* Loading BPF objects the one way (loader.h): strict flags, verifier figures, the filter. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/filter.h"
+#include "bpf/loader.h"
+#include "util/error.h"
+
+/* Kernel ABI values newer than Debian 12's headers (linux-libc-dev 6.1). */
+#ifndef BPF_F_TEST_REG_INVARIANTS
+#define BPF_F_TEST_REG_INVARIANTS (1U << 7) /* Linux 6.8: fail on register bound bugs */
+#endif
+
+#define STATS_LOG_SIZE 4096
+#define MAX_STATS 32
+
+static struct bpf_loader_stats stats[MAX_STATS];
+static int nstats;
+
+int bpf_loader_open_failed(const char *what)
+{
+	error_errno("cannot open the %s BPF program", what);
+	hint("'dbtap doctor' checks BPF support; run as root");
+	return -1;
+}
+
+/* Whether a trivial program loads with flags: the kernel refuses bits it does not know. */
+static bool flags_ok(unsigned flags)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
+		{ .code = 0x95 },                          /* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = flags);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+unsigned bpf_loader_strict_flags(void)
+{
+	static int known = -1;
+	const unsigned all = BPF_F_STRICT_ALIGNMENT | BPF_F_TEST_REG_INVARIANTS;
+
+	if (known >= 0)
+		return (unsigned)known;
+	if (flags_ok(all))
+		known = (int)all;
+	else if (flags_ok(BPF_F_STRICT_ALIGNMENT))
+		known = BPF_F_STRICT_ALIGNMENT;
+	else
+		known = 0;
+	return (unsigned)known;
+}
+
+/* "verification time 123 usec" from a BPF_LOG_STATS log; -1 when absent. */
+static long log_verify_us(const char *log)
+{
+	const char *p = log ? strstr(log, "verification time ") : NULL;
+
+	return p ? strtol(p + strlen("verification time "), NULL, 10) : -1;
+}
+
+static void record(struct bpf_program *prog, const char *log)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	struct bpf_loader_stats *st;
+
+	if (nstats == MAX_STATS) {
+		memmove(stats, stats + 1, (MAX_STATS - 1) * sizeof(stats[0]));
+		nstats--;
+	}
+	st = &stats[nstats++];
+	memset(st, 0, sizeof(*st));
+	st->name = bpf_program__name(prog);
+	st->verify_us = log_verify_us(log);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
+		st->id = info.id;
+		st->verified_insns = info.verified_insns;
+		st->xlated_insns = info.xlated_prog_len / 8;
+	}
+}
+
+int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struct target *t)
+{
+	struct bpf_object *obj = *s->obj;
+	bool want_stats = getenv("DBTAP_BPF_STATS") != NULL;
+	unsigned strict = bpf_loader_strict_flags();
+	struct bpf_program *prog;
+	char *logs[MAX_STATS] = { 0 };
+	int n = 0, err;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		bpf_program__set_flags(prog, bpf_program__flags(prog) | strict);
+		/*
+		 * Statistics only (level 4): a full verifier log costs more than the load. Not
+		 * with -v, where a failed load shows libbpf's full log.
+		 */
+		if (want_stats && n < MAX_STATS && (logs[n] = calloc(1, STATS_LOG_SIZE))) {
+			bpf_program__set_log_buf(prog, logs[n], STATS_LOG_SIZE);
+			bpf_program__set_log_level(prog, 4);
+		}
+		n++;
+	}
+	err = bpf_object__load_skeleton(s);
+	if (err) {
+		errno = -err;
+		error_errno("cannot load the %s BPF program", what);
+		hint("run as root; 'dbtap -v %s ...' shows the verifier's log", what);
+	} else {
+		int i = 0;
+		bpf_object__for_each_program(prog, obj) {
+			if (!bpf_program__autoload(prog))
+				continue;
+			record(prog, i < MAX_STATS ? logs[i] : NULL);
+			i++;
+			struct bpf_loader_stats *st = &stats[nstats - 1];
+			verbose("%s: %s: %u instructions verified (%u translated), %ld us", what,
+				st->name, st->verified_insns, st->xlated_insns, st->verify_us);
+			if (getenv("DBTAP_BPF_STATS"))
+				fprintf(stderr,
+					"{\"bpf_prog\":\"%s\",\"object\":\"%s\",\"id\":%u,"
+					"\"verified_insns\":%u,\"xlated_insns\":%u,\"verify_us\":%ld,"
+					"\"prog_flags\":%u}\n",
+					st->name, what, st->id, st->verified_insns, st->xlated_insns,
+					st->verify_us, bpf_program__flags(prog));
+		}
+	}
+	for (int i = 0; i < n && i < MAX_STATS; i++)
+		free(logs[i]);
+	if (err)
+		return -1;
+	if (!t)
+		return 0;
+	int fd = bpf_object__find_map_fd_by_name(obj, "filter_pids");
+	if (fd < 0 || target_filter_fill(fd, t) < 0) {
+		error("cannot fill the process filter of the %s BPF program", what);
+		hint("the filter holds 1024 pids");
+		return -1;
+	}
+	return 0;
+}
+
+int bpf_loader_last_stats(struct bpf_loader_stats *out, int max)
+{
+	int k = nstats < max ? nstats : max;
+
+	memcpy(out, stats + nstats - k, k * sizeof(*out));
+	return k;
+}
