@@ -94,9 +94,9 @@ test_expect_success '15 s of pgbench on a, a pg_sleep(0.05) loop on b, scraped e
 	(pg_use b && pgbench -n -f sleep.sql -c 1 -T 17 -l --log-prefix=sleeplog >sleep.out 2>&1) &
 	sleeper=$! &&
 	pg_use a &&
-	# -R: a steady schedule (Poisson arrivals at 400/s), so any 10 s of it runs at
-	# the TPS pgbench reports within a few per cent; the per-second log says how close
-	pgbench -n -c 4 -T 15 -R 400 -l --aggregate-interval=1 --log-prefix=agg >bench.out 2>&1 &&
+	# -R: a steady schedule (Poisson arrivals at 300/s); the per-second log (-l
+	# --aggregate-interval=1) is the count pgbench makes of each second
+	pgbench -n -c 4 -T 15 -R 300 -l --aggregate-interval=1 --log-prefix=agg >bench.out 2>&1 &&
 	wait $sleeper &&
 	grep -q "^tps = " bench.out &&
 	scrape m2.txt &&
@@ -112,7 +112,7 @@ assert len(t) == 1 and t[0][\"health\"] == \"up\" and not t[0][\"lastError\"], t
 "
 '
 
-test_expect_success 'sum(rate(dbtap_transactions_total[10s])) within 5 % of pgbench TPS' '
+test_expect_success 'sum(rate(dbtap_transactions_total[10s])) within 5 % of the TPS pgbench logged in those 10 s' '
 	tps=$(sed -n "s/^tps = \([0-9.]*\) .*/\1/p" bench.out) &&
 	# the evaluation time: 13 s after the first second pgbench logged, so that the
 	# window lies inside the run; the log gives the TPS of the same 10 s
@@ -131,8 +131,9 @@ print(end, sum(per_s.get(s, 0) for s in range(end - 10, end)) / 10.0)
 import json
 r = json.load(open(\"rate.json\"))[\"data\"][\"result\"]
 got = float(r[0][\"value\"][1])
-print(\"prometheus\", got, \"pgbench tps\", $tps, \"pgbench in the window\", $window)
-assert abs(got - $tps) <= 0.05 * $tps, (got, $tps)
+print(\"prometheus\", got, \"pgbench in the window\", $window, \"pgbench over the run\", $tps)
+# against what pgbench itself counted in those 10 s: over the whole run its TPS can
+# differ more, when a loaded machine lets it fall behind its schedule and catch up
 assert abs(got - $window) <= 0.05 * $window, (got, $window)
 "
 '
