@@ -36,7 +36,7 @@ test_expect_success 'an unknown global option exits 2 and names it' '
 '
 
 test_expect_success 'an unknown command option exits 2 and names it, for every command' '
-	for c in doctor pg watch tps latency count stat profile wait bench serve; do
+	for c in doctor pg watch tps latency count stat profile record wait bench serve; do
 		test_expect_code 2 dbtap $c --frobnicate >out 2>err || return 1
 		test_grep "^error: .*frobnicate" err || return 1
 		test_grep "^hint: " err || return 1
@@ -46,14 +46,14 @@ test_expect_success 'an unknown command option exits 2 and names it, for every c
 '
 
 test_expect_success 'dbtap COMMAND --help prints its usage and exits 0, for every command' '
-	for c in doctor pg watch tps latency count stat profile wait bench serve; do
+	for c in doctor pg watch tps latency count stat profile record wait bench serve; do
 		dbtap $c --help >out || return 1
 		test_grep "usage: dbtap $c" out || return 1
 	done
 '
 
 test_expect_success 'every option a synopsis names is in its options list, and -h is --help' '
-	for c in doctor pg watch tps latency count profile wait bench serve; do
+	for c in doctor pg watch tps latency count profile record wait bench serve; do
 		dbtap $c --help >h.$c || return 1
 		dbtap $c -h >h2.$c || return 1
 		test_cmp h.$c h2.$c || return 1

@@ -97,6 +97,14 @@ test_expect_success 'profile' '
 	envelope pevents.json event summary
 '
 
+test_expect_success 'profile --timeline and record' '
+	load_start &&
+	dbtap profile --timeline --pg="$PGDATA" -j -d 1 >tl.json 2>/dev/null &&
+	envelope tl.json summary &&
+	dbtap record --pg="$PGDATA" -j -d 3 --trigger "tps>=0" --post 0 -o caps >rec.json 2>/dev/null &&
+	envelope rec.json trigger capture summary
+'
+
 test_expect_success 'wait' '
 	load_start &&
 	dbtap wait --pg="$PGDATA" -j -i 0.2 -d 1 >wait.json 2>/dev/null &&
