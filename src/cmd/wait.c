@@ -230,11 +230,11 @@ static const char *kind_label(__u32 kind)
 	case WAIT_KIND_CPU:
 		return "on CPU";
 	case WAIT_KIND_RUNNABLE:
-		return "runnable (off CPU, waiting for a CPU)";
+		return "waiting for a CPU";
 	case WAIT_KIND_UNLABELLED:
-		return "off CPU, no wait event set";
+		return "off CPU, no wait event";
 	case WAIT_KIND_UNREADABLE:
-		return "off CPU, wait event unreadable";
+		return "wait event unreadable";
 	}
 	return "?";
 }
@@ -727,7 +727,7 @@ static void text_rows(struct wait_cmd *c, struct row *r, int n, uint64_t total_n
 		else if (gh)
 			printf("%-10.10s ", r[i].group);
 		printf("%-*s %-24.*s %9.3f %6s %8s %9s %9s", w, nm.type,
-		       r[i].kind == WAIT_KIND_WAIT || r[i].kind == WAIT_KIND_IDLE ? 24 : 40, nm.event,
+		       24, nm.event,
 		       r[i].ns / 1e9, share, cnt, mean, summary ? max : "");
 		if (c->by == WBY_QUERY)
 			printf("  %.60s", r[i].group);
