@@ -92,8 +92,9 @@ test_expect_success 'a probe naming no binary and no target means the only clust
 	{ dbtap count usdt:postgresql:transaction__start -d 0.2 >o1 2>e1; echo $? >rc1; } &&
 	{ dbtap count --pg usdt:postgresql:transaction__start -d 0.2 >o2 2>e2; echo $? >rc2; } &&
 	test_cmp rc2 rc1 &&
-	grep "^tracing\|^error" e1 >n1 &&
-	grep "^tracing\|^error" e2 >n2 &&
+	# the number of clusters other tests run here may change between the two runs
+	grep "^tracing\|^error" e1 | sed "s/^error: [0-9]* PostgreSQL clusters/error: N PostgreSQL clusters/" >n1 &&
+	grep "^tracing\|^error" e2 | sed "s/^error: [0-9]* PostgreSQL clusters/error: N PostgreSQL clusters/" >n2 &&
 	test_cmp n2 n1
 '
 
