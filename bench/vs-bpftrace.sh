@@ -7,7 +7,7 @@
 # commits per backend, a latency histogram of a function (PortalRun). For each, both
 # tools run REPEATS times, interleaved, on one throwaway cluster under pgbench load:
 # time from exec to attached (the "tracing" line, bpftrace's "Attaching"), time from
-# the final report to the exit, peak RSS (wait4's ru_maxrss). Medians, and the ratio
+# Ctrl-C to the exit and from the final report to the exit, peak RSS (wait4's ru_maxrss). Medians, and the ratio
 # bpftrace / dbtap. BEFORE_BINARY, an older dbtap, runs beside them (before/after
 # figures in one run). Then per-event costs from `dbtap bench --vs-bpftrace --quick`.
 # Ratios measured side by side, never absolute targets: machines differ.
@@ -56,7 +56,8 @@ DESC_lat="latency histogram of a function"
 run() {
 	case $1 in
 	dbtap) python3 "$LIFE" --run 1 -- "$DBTAP" ${DBT[$2]} ;;
-	before) python3 "$LIFE" --run 1 -- "$BEFORE" ${DBT[$2]} ;;
+	before) python3 "$LIFE" --run 1 --report '"summary": *true|"report": *"summary"' -- \
+		"$BEFORE" ${DBT[$2]} ;;
 	bpftrace) python3 "$LIFE" --run 1 --ready '^Attaching' --report '^@' -- bpftrace "$2.bt" ;;
 	esac
 }
@@ -80,13 +81,18 @@ for line in open("runs.txt"):
     runs.setdefault((job, tool), []).append(json.loads(js))
 names = {"one": "count one USDT probe", "all": "count usdt:postgresql:*",
          "pid": "commits per backend", "lat": "latency histogram of a function"}
+def val(r, k):
+    if k == "stop_s":  # Ctrl-C -> exit: bpftrace detaches before it prints its maps
+        return None if r["exit_s"] is None else r["report_s"] + r["exit_s"]
+    return r[k]
 def med(job, tool, k):
-    v = [r[k] for r in runs.get((job, tool), []) if r[k] is not None]
+    v = [val(r, k) for r in runs.get((job, tool), []) if val(r, k) is not None]
     return statistics.median(v) if v else None
 print("| job | figure | " + " | ".join(tools) + " | bpftrace / dbtap |")
 print("|---|---|" + "---|" * len(tools) + "---|")
 for job in ("one", "all", "pid", "lat"):
-    for k, label, unit in (("attach_s", "exec -> attached", "ms"), ("exit_s", "report -> exit", "ms"),
+    for k, label, unit in (("attach_s", "exec -> attached", "ms"),
+                           ("stop_s", "Ctrl-C -> exit", "ms"), ("exit_s", "report -> exit", "ms"),
                            ("rss_kb", "peak RSS", "MB")):
         vals = [med(job, t, k) for t in tools]
         cells = []
