@@ -29,13 +29,13 @@ test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
 
 # PROGRAM's "RUNS NS": other tracers may run programs of the same name (stat has an
 # on_switch): ours is the one sharing maps with the newest program of wait's own
-# names (event_uprobe, loaded with every wait; on_switch_empty, only this script loads).
+# names (event_multi or event_uprobe; on_switch_empty, only this script loads).
 prog_stats() {
 	bpftool -j prog show | python3 -c '
 import json, sys
 progs = json.load(sys.stdin)
 want = sys.argv[1]
-mark = [p for p in progs if p.get("name") in ("event_uprobe", "on_switch_empty")]
+mark = [p for p in progs if p.get("name") in ("event_multi", "event_uprobe", "on_switch_empty")]
 mark = max(mark, key=lambda p: p["id"]) if mark else None
 ours = [p for p in progs if p.get("name") == want and mark and
         set(p.get("map_ids", [])) & set(mark.get("map_ids", []))]
