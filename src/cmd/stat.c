@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: dbtap stat [-e EVENT[,EVENT...]] [--pg [TARGET] | -p PID[,PID] | -t TID]\n"
 		"                  [--per process|thread|query|transaction] [-i SECS] [-d SECS]\n"
-		"                  [--compare OTHER] [--top N] [-j]\n\n"
+		"                  [--compare OTHER] [--top N] [--sort KEY] [-j]\n\n"
 		"Counts events as perf stat does, for a cluster, processes or one thread. With\n"
 		"--per query or --per transaction the counters are read in the kernel at\n"
 		"PostgreSQL's USDT probes: each statement's own counts, its CPUs, its migrations.\n\n"
@@ -57,6 +57,9 @@ static void usage(FILE *f)
 		"                       pid:PID[,PID], tid:TID, pg:[TARGET], or FILE: a run\n"
 		"                       saved with 'dbtap -j stat ... > FILE'\n"
 		"      --top N          statements printed per report (default 10; -j: all)\n"
+		"      --sort KEY       which statements --top keeps, largest first: wall (total\n"
+		"                       wall time, the default), mean, p99 (wall time per call),\n"
+		"                       calls, or an -e event's total\n"
 		"  -j, --json           one JSON object per report line\n");
 }
 
@@ -67,8 +70,12 @@ struct stat_cmd {
 	struct time_opts time;
 	const char *compare;
 	int top;
+	int sort; /* SORT_* or an event's index: what --top keeps the largest of */
 	struct target_opts topts;
 };
+
+/* --sort: statements by their total wall time (default), mean, p99, calls, or an event. */
+enum { SORT_WALL = -1, SORT_MEAN = -2, SORT_P99 = -3, SORT_CALLS = -4 };
 
 /* A run saved with -j, compared with: its total lines. */
 struct saved_run {
@@ -702,10 +709,56 @@ struct viewset {
 	uint64_t calls;
 };
 
-static int cmp_view_calls(const void *x, const void *y)
+static double sort_value(const struct rowview *v, int sort)
+{
+	switch (sort) {
+	case SORT_WALL:
+		return v->wall.sum;
+	case SORT_MEAN:
+		return v->wall.mean;
+	case SORT_P99:
+		return v->wall.p99;
+	case SORT_CALLS:
+		return v->calls;
+	default:
+		return v->ev[sort].ok ? (double)v->ev[sort].sum : -1.0;
+	}
+}
+
+/* Largest first by the --sort key, then by calls and text so the order is stable. */
+static int cmp_view(const void *x, const void *y, void *ctx)
 {
 	const struct rowview *a = x, *b = y;
+	int sort = *(const int *)ctx;
+	double va = sort_value(a, sort), vb = sort_value(b, sort);
+
+	if (va != vb)
+		return va < vb ? 1 : -1;
 	return a->calls < b->calls ? 1 : a->calls > b->calls ? -1 : strcmp(a->text, b->text);
+}
+
+/* --sort KEY: wall, mean, p99, calls, or one of the -e events. 0 or -1. */
+static int parse_sort(const char *arg, struct stat_cmd *c)
+{
+	static const struct { const char *name; int key; } keys[] = {
+		{ "wall", SORT_WALL }, { "mean", SORT_MEAN }, { "p99", SORT_P99 },
+		{ "calls", SORT_CALLS },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(arg, keys[i].name)) {
+			c->sort = keys[i].key;
+			return 0;
+		}
+	for (int e = 0; e < c->nev; e++)
+		if (!strcmp(arg, c->evs[e].name)) {
+			c->sort = e;
+			return 0;
+		}
+	error("unknown --sort key '%s'", arg);
+	hint("--sort wall (total wall time, the default), mean, p99, calls, or an event "
+	     "given with -e");
+	return -1;
 }
 
 static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
@@ -736,7 +789,7 @@ static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
 		vs->calls += vs->v[i].calls;
 	}
 	vs->n = vs->v ? vs->shown.n : 0;
-	qsort(vs->v, vs->n, sizeof(*vs->v), cmp_view_calls);
+	qsort_r(vs->v, vs->n, sizeof(*vs->v), cmp_view, (void *)&c->sort);
 }
 
 static void viewset_saved(const struct stat_cmd *c, const struct saved_run *sr,
@@ -749,7 +802,7 @@ static void viewset_saved(const struct stat_cmd *c, const struct saved_run *sr,
 		vs->calls += vs->v[i].calls;
 	}
 	vs->n = vs->v ? sr->nrows : 0;
-	qsort(vs->v, vs->n, sizeof(*vs->v), cmp_view_calls);
+	qsort_r(vs->v, vs->n, sizeof(*vs->v), cmp_view, (void *)&c->sort);
 }
 
 static void viewset_free(struct viewset *vs)
@@ -1134,12 +1187,14 @@ int cmd_stat(int argc, char **argv)
 		{ "per", required_argument, NULL, 'R' },
 		{ "compare", required_argument, NULL, 'C' },
 		{ "top", required_argument, NULL, 'T' },
+		{ "sort", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		TRACING_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stat_cmd c = { .top = 10 };
 	struct strbuf events = STRBUF_INIT;
+	const char *sort = NULL;
 	struct side sides[2];
 	int nsides = 1, opt, ret = EXIT_USAGE;
 
@@ -1177,6 +1232,9 @@ int cmd_stat(int argc, char **argv)
 			if (top_opt(&c.top, optarg, "statements") < 0)
 				goto out;
 			break;
+		case 'S':
+			sort = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			ret = EXIT_OK;
@@ -1192,6 +1250,9 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (perf_event_parse_list(events.len ? events.buf : perf_event_defaults, &c.evs, &c.nev))
+		goto out;
+	c.sort = SORT_WALL;
+	if (sort && parse_sort(sort, &c))
 		goto out;
 	if (c.nev > STAT_MAX_EVENTS) {
 		error("%d events: at most %d can be counted in one run", c.nev, STAT_MAX_EVENTS);

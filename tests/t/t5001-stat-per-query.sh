@@ -264,6 +264,28 @@ test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are g
 	bpf_objs_gone objs
 '
 
+test_expect_success '--top keeps the slowest statements by default (--sort wall), --sort calls the most called' '
+	"$DBTAP" stat -p $bpid --per query -e task-clock --top 1 >top.txt 2>top.err &
+	tpid=$! &&
+	test_when_finished "kill $tpid 2>/dev/null; true" &&
+	wait_for_line top.err "^counting" &&
+	mapfile -t stmts < <(repeat 30 "select 7 as dbtap_often;") &&
+	session_run 7 s1 "${stmts[@]}" "select pg_sleep(0.3) as dbtap_slow;" &&
+	kill -INT $tpid && wait $tpid &&
+	test_grep "dbtap_slow" top.txt &&
+	! grep -q "dbtap_often" top.txt || return 1
+	"$DBTAP" stat -p $bpid --per query -e task-clock --top 1 --sort calls >topc.txt 2>topc.err &
+	tpid=$! &&
+	wait_for_line topc.err "^counting" &&
+	session_run 7 s1 "${stmts[@]}" "select pg_sleep(0.3) as dbtap_slow;" &&
+	kill -INT $tpid && wait $tpid &&
+	test_grep "^ 30 .*dbtap_often" topc.txt &&
+	! grep -q "dbtap_slow" topc.txt &&
+	test_expect_code 2 dbtap stat -p $bpid --per query --sort slowness -d 0.2 2>bad.err &&
+	test_grep "^error: unknown --sort key .slowness." bad.err &&
+	test_grep "^hint: --sort wall" bad.err
+'
+
 test_expect_success 'the statement map full (4,096 shapes): every one reported, the rest counted as dropped, peak RSS under 64 MB' '
 	python3 -c "for i in range(4200): print(f\"select {i} as dbtap_rss_{i};\")" >rss.sql &&
 	python3 - "$DBTAP" "$PGDATA" >rss.result <<-\EOF &&
