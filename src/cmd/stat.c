@@ -456,8 +456,9 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 	}
 	json_release(&j);
 	if (nsides == 1) {
-		printf("\n Performance counter stats for %s (%.2f s%s):\n\n", sides[0].desc,
-		       seconds, since_start ? "" : ", interval");
+		/* perf divides by task-clock; dbtap by the window's wall time: say which */
+		printf("\n Performance counter stats for %s (%.2f s%s; /sec is per wall-clock "
+		       "second):\n\n", sides[0].desc, seconds, since_start ? "" : ", interval");
 		print_figures_text(c, &f);
 		return;
 	}

@@ -101,6 +101,8 @@ test_expect_success 'bad input: unknown events with suggestions, bad modifiers, 
 	test_grep "bad modifier .x." e3 &&
 	test_expect_code 2 dbtap stat -e task-clock,,page-faults -p $$ 2>e4 &&
 	test_grep "empty event name" e4 &&
+	dbtap stat -e task-clock,page-faults -p $$ -d 0.2 >o4a 2>e4a &&
+	test_grep "Performance counter stats for .*/sec is per wall-clock second" o4a &&
 	test_expect_code 2 dbtap stat -e "" -p $$ -d 0.2 >o4b 2>e4b &&
 	test_grep "^error: -e .*no event named" e4b &&
 	test_grep "^hint: " e4b &&
