@@ -341,7 +341,9 @@ int elf_file_similar_syms(const struct elf_file *ef, const char *name, int type,
 	return n;
 }
 
-int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+/* The PT_LOAD segment whose file bytes hold a virtual address (by_offset false) or a
+ * file offset (by_offset true): the one walk both translations use. */
+static int load_segment_find(const struct elf_file *ef, uint64_t x, bool by_offset, GElf_Phdr *out)
 {
 	size_t n;
 	if (elf_getphdrnum(ef->elf, &n))
@@ -350,12 +352,22 @@ int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t
 		GElf_Phdr p;
 		if (!gelf_getphdr(ef->elf, i, &p) || p.p_type != PT_LOAD)
 			continue;
-		if (vaddr >= p.p_vaddr && vaddr < p.p_vaddr + p.p_filesz) {
-			*off = vaddr - p.p_vaddr + p.p_offset;
+		uint64_t base = by_offset ? p.p_offset : p.p_vaddr;
+		if (x >= base && x - base < p.p_filesz) {
+			*out = p;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+{
+	GElf_Phdr p;
+	if (load_segment_find(ef, vaddr, false, &p))
+		return -1;
+	*off = vaddr - p.p_vaddr + p.p_offset;
+	return 0;
 }
 
 int elf_file_read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
@@ -428,19 +440,11 @@ const char *elf_file_addr_func(struct elf_file *ef, uint64_t vaddr, uint64_t *st
 
 int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr)
 {
-	size_t n;
-	if (elf_getphdrnum(ef->elf, &n))
+	GElf_Phdr p;
+	if (load_segment_find(ef, off, true, &p))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr p;
-		if (!gelf_getphdr(ef->elf, i, &p) || p.p_type != PT_LOAD)
-			continue;
-		if (off >= p.p_offset && off < p.p_offset + p.p_filesz) {
-			*vaddr = off - p.p_offset + p.p_vaddr;
-			return 0;
-		}
-	}
-	return -1;
+	*vaddr = off - p.p_offset + p.p_vaddr;
+	return 0;
 }
 
 int elf_file_fp_permille(const struct elf_file *ef)
