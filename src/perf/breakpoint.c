@@ -77,6 +77,12 @@ int breakpoint_set_open(struct breakpoint_set *s, uint64_t addr, int len, enum w
 	s->addr = addr;
 	s->len = len;
 	s->mode = mode;
+	if (!s->fds || !s->cpus) {
+		breakpoint_set_close(s);
+		error("out of memory for %ld breakpoint fds", ncpu);
+		errno = ENOMEM;
+		return -1;
+	}
 
 	memset(&attr, 0, sizeof(attr));
 	attr.type = PERF_TYPE_BREAKPOINT;

@@ -15,6 +15,7 @@
 
 #include "bpf/count.h"
 #include "bpf/latency.h"
+#include "perf/breakpoint.h"
 #include "report/hist.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -89,12 +90,31 @@ static void test_lat_probe_open_oom(void **state)
 	}
 }
 
+/* The per-CPU fd arrays are allocated before any breakpoint is opened. */
+static void test_breakpoint_set_open_oom(void **state)
+{
+	static long word;
+
+	for (int k = 1; k <= 2; k++) {
+		struct breakpoint_set s;
+
+		fail_at = k;
+		errno = 0;
+		assert_int_equal(breakpoint_set_open(&s, (uintptr_t)&word, 8, WATCH_W), -1);
+		assert_int_equal(errno, ENOMEM);
+		assert_int_equal(s.n, 0);
+		assert_null(s.fds);
+		fail_at = 0;
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_list_realloc_fails),
 		cmocka_unit_test(test_count_probe_open_oom),
 		cmocka_unit_test(test_lat_probe_open_oom),
+		cmocka_unit_test(test_breakpoint_set_open_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
