@@ -850,6 +850,7 @@ static void on_sample(const struct profile_rec *r, void *ctx)
 			json_uint(&j, "tid", r->tid);
 		json_str(&j, "type", prof_engine_label(c->e, r->pid));
 		json_bool(&j, "truncated", flags & PROF_TRUNCATED);
+		json_uint(&j, "kernel_frames", prof_engine_kernel_frames(c->e));
 		json_array_begin(&j, "stack");
 		for (int i = 1; i < n; i++) /* [0] is the command name, said by "type" */
 			json_str(&j, NULL, stack_set_name(&c->evss, f[i]));

@@ -29,6 +29,7 @@ struct prof_engine {
 	void *arg;
 	char group[PROFILE_COMM_LEN + 96];
 	uint32_t *frames;        /* scratch for one stack's frame ids */
+	int kframes;             /* of those, how many at the end came from the kernel stack */
 };
 
 #define MAX_FRAMES (2 * PROFILE_MAX_DEPTH + 3)
@@ -333,6 +334,7 @@ int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum 
 		symbolizer_user(e->sym, k->pid, us->ip[i], i > 0, &sf);
 		f[n++] = stack_set_frame(ss, sf.name, stack_kind_of(sf.kind));
 	}
+	e->kframes = n;
 	if (ks && (ks->flags & PROFILE_STACK_TRUNCATED)) {
 		truncated = true;
 		f[n++] = stack_set_frame(ss, "[truncated]", STACK_MARK);
@@ -341,12 +343,18 @@ int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum 
 		symbolizer_kernel(e->sym, ks->ip[i], i > 0, &sf);
 		f[n++] = stack_set_frame(ss, sf.name, stack_kind_of(sf.kind));
 	}
+	e->kframes = n - e->kframes;
 	for (int i = 0; i < n; i++)
 		if (f[i] == UINT32_MAX)
 			return -1;
 	*frames = f;
 	*flags = (truncated ? PROF_TRUNCATED : 0) | (missing ? PROF_MISSING : 0);
 	return n;
+}
+
+int prof_engine_kernel_frames(const struct prof_engine *e)
+{
+	return e->kframes;
 }
 
 int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t count,

@@ -75,6 +75,12 @@ int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t
 #define PROF_MISSING   2u
 int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum prof_by by,
 		       struct stack_set *ss, const uint32_t **frames, unsigned *flags);
+/*
+ * How many frames at the end of the latest prof_engine_frames() came from the kernel
+ * stack: a thread in the kernel when sampled (an interrupt, a softirq run on its
+ * time, the way back from being preempted) has its user chain, then those.
+ */
+int prof_engine_kernel_frames(const struct prof_engine *e);
 /* Fills the kernel-side fields of st from the statistics in c. */
 void prof_engine_stats(const struct profile_counts *c, struct prof_stats *st);
 /* The group label of a (pid, tid) for `by`, valid until the next call. */
