@@ -8,17 +8,10 @@
 #include "bpf/filter.bpf.h"
 #include "bpf/stmthash.bpf.h"
 #include "bpf/wait.h"
+#include "bpf/waitword.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/*
- * Where a backend's current wait event is: a pointer at wait_ptr_addr (the same address
- * in every process of a cluster: backends are forked, not executed), and the u32 at
- * wait_field_off behind it. PostgreSQL 14+ keeps my_wait_event_info pointing at the
- * word (offset 0); older versions write MyProc->wait_event_info.
- */
-const volatile __u64 wait_ptr_addr = 0;
-const volatile __u32 wait_field_off = 0;
 /* Client:ClientRead: idle when no transaction is open */
 const volatile __u32 idle_event = 0;
 const volatile bool want_stacks = false;
@@ -86,32 +79,6 @@ static __always_inline struct wait_drops *drops_get(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&drops, &zero);
-}
-
-/* The filter of filter.bpf.h, for a task that need not be the current one. */
-static __always_inline bool filter_match_task(struct task_struct *task)
-{
-	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
-
-	if (filter_tid)
-		return tid == filter_tid;
-	if (filter_postmaster)
-		return tgid == filter_postmaster ||
-		       BPF_CORE_READ(task, real_parent, tgid) == filter_postmaster;
-	if (filter_use_pids)
-		return bpf_map_lookup_elem(&filter_pids, &tgid) != NULL;
-	return false; /* wait always has a target */
-}
-
-struct task_struct___old {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline unsigned int task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___old *)t, state);
 }
 
 /* Adds one stretch of time to (process, statement, wait). */
@@ -197,19 +164,6 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now)
 	else
 		agg_add(e->tgid, e->stmt_off, e->kind, e->event, e->stack, e->ustack, ns, 1);
 	e->since = now;
-}
-
-/* The wait event of the current task (the one leaving the CPU); -1 when unreadable. */
-static __always_inline long read_wait_event(void)
-{
-	__u64 ptr = 0;
-	__u32 ev = 0;
-
-	if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)wait_ptr_addr) || !ptr)
-		return -1;
-	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(ptr + wait_field_off)))
-		return -1;
-	return ev;
 }
 
 static __always_inline bool switch_out(void *ctx, struct task_struct *prev, __u64 now)
