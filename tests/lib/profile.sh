@@ -1,38 +1,78 @@
-# tests/lib/profile.sh: helpers for the profile tests, sourced after test-lib.sh and trace.sh.
+# tests/lib/profile.sh: helpers for the profile, timeline and record tests, sourced after test-lib.sh and trace.sh.
 #
-#	profloop_start OUT ARGS...  starts the profloop workload (ARGS: -w, -s SECS, -r DEPTH),
-#	                            waits for its "ready" line; sets PL_PID
+#	workload_start VAR OUT NAME ARGS...  starts the workload NAME (output in OUT), waits
+#	                            for its "ready" line; its pid in the variable VAR
+#	workload_kill VAR           kills the workload whose pid is in VAR, empties VAR
+#	profloop_start OUT ARGS...  the profloop workload (ARGS: -w, -s SECS, -r DEPTH); sets PL_PID
 #	profloop_stop               kills it
+#	tlphases_start OUT ARGS...  the tlphases workload (waits for SIGUSR1); sets TLP_PID
+#	tlphases_go                 sends it SIGUSR1, waits for its "done" line (20 s at most)
+#	tlphases_stop               kills it
 #	bg_run OUT CMD ARGS...       CMD in the background, output in OUT; sets BG_PID
 #	kill_after SECS PID          SIGTERM to PID in SECS seconds, in the background
 #	schedstat_ns PID            the process's time on CPU so far (/proc/PID/schedstat), ns
+#	rss_peak_kb PID             VmHWM of PID, in kB
 #	folded_py SCRIPT <FILE      runs SCRIPT with `stacks`: a list of (frames, count) read
 #	                            from a folded file
 
 PL_PID=
-test_atexit 'profloop_stop'
+TLP_PID=
+test_atexit 'profloop_stop; tlphases_stop'
 
-profloop_start() {
-	local out=$1 i
-	shift
-	"$WORKLOADS/profloop" "$@" >"$out" &
-	PL_PID=$!
+workload_start() {
+	local var=$1 out=$2 name=$3 i
+	shift 3
+	"$WORKLOADS/$name" "$@" >"$out" &
+	printf -v "$var" %s $!
 	for i in $(seq 1 100); do
 		grep -q '^ready' "$out" 2>/dev/null && return 0
 		sleep 0.02
 	done
-	echo "profloop did not start"
+	echo "$name did not start"
 	return 1
 }
 
-profloop_stop() {
-	[ -n "$PL_PID" ] && kill -KILL "$PL_PID" 2>/dev/null && wait "$PL_PID" 2>/dev/null
-	PL_PID=
+workload_kill() {
+	local pid=${!1}
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	printf -v "$1" %s ""
 	return 0
+}
+
+profloop_start() {
+	workload_start PL_PID "$1" profloop "${@:2}"
+}
+
+profloop_stop() {
+	workload_kill PL_PID
+}
+
+tlphases_start() {
+	TLP_OUT=$1
+	workload_start TLP_PID "$1" tlphases "${@:2}"
+}
+
+tlphases_go() {
+	local i
+	kill -USR1 "$TLP_PID" || return 1
+	for i in $(seq 1 200); do
+		grep -q '^done' "$TLP_OUT" && return 0
+		sleep 0.1
+	done
+	echo "tlphases did not finish"
+	return 1
+}
+
+tlphases_stop() {
+	workload_kill TLP_PID
 }
 
 schedstat_ns() {
 	awk '{ print $1 }' "/proc/$1/schedstat"
+}
+
+rss_peak_kb() {
+	awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
 }
 
 folded_py() {

@@ -2,7 +2,7 @@
 test_description='dbtap profile --timeline: busy and idle phases of a workload'"'"'s threads, where the workload says they are'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
-. "$TEST_LIB"/timeline.sh
+. "$TEST_LIB"/profile.sh
 
 [ -x "$WORKLOADS/tlphases" ] || test_bail "$WORKLOADS/tlphases is not built: run make"
 

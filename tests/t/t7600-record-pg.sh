@@ -5,7 +5,7 @@ test_description='dbtap record: one capture of a known slowdown, its window and 
 . "$TEST_LIB"/pgcopy.sh # a server binary of its own: its USDT semaphores are ours alone
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/bpfobj.sh
-. "$TEST_LIB"/timeline.sh
+. "$TEST_LIB"/profile.sh
 . "$TEST_LIB"/record.sh
 
 pg_start || test_bail "cannot start a test cluster"

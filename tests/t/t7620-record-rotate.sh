@@ -2,7 +2,7 @@
 test_description='dbtap record: the kernel'"'"'s stack maps emptied while recording, the kept samples keep their stacks'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
-. "$TEST_LIB"/timeline.sh
+. "$TEST_LIB"/profile.sh
 . "$TEST_LIB"/record.sh
 
 [ -x "$WORKLOADS/tlphases" ] || test_bail "$WORKLOADS/tlphases is not built: run make"
