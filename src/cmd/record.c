@@ -1,6 +1,6 @@
 /*
  * dbtap record: the flight recorder. Keeps the last --keep seconds of samples and
- * PostgreSQL markers in fixed memory, tests its triggers each second on the figures
+ * PostgreSQL markers and waits in fixed memory, tests its triggers each second on the figures
  * the kernel aggregated, and when one fires writes the window out as a capture
  * directory: flame graph, folded stacks, timeline (SVG and Firefox Profiler), summary.
  */
@@ -115,12 +115,9 @@ struct rec_cmd {
 	const char *dir;
 	struct trig_state trig[MAX_TRIGGERS];
 	int ntrig;
-	struct perf_event_desc ev;
-	struct prof_engine *e;
-	struct pgmark_probe *pm;
+	struct tl_src src;
 	struct timeline tl;
 	uint64_t start_ns;
-	double start_realtime_s;
 	int ncpus;
 	struct snap *snaps;          /* ring of SNAPS, one per second */
 	size_t nsnaps, snap_head;
@@ -132,7 +129,8 @@ struct rec_cmd {
 	uint64_t hour[64];           /* fire times of the automatic captures of the last hour */
 	int nhour;
 	int captures, fired;
-	uint64_t ring_lost, stacks_lost, marks_ring_lost;
+	uint64_t ring_lost, stacks_lost;
+	struct tl_src_lost lost;
 	double rotate_s;
 	uint64_t next_rotate_ns, rotated_lost, last_rotate_ns;
 	int rotations;
@@ -221,15 +219,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	}
 	case 'F':
-		errno = 0;
-		c->hz = strtol(arg, &end, 10);
-		if (!*arg || *end || errno || c->hz < 1 || c->hz > sample_max_rate() - 1) {
-			error("bad -F '%s'", arg);
-			hint("samples per second per CPU, from 1 to %lld; 99 costs little",
-			     (long long)sample_max_rate() - 1);
-			return -1;
-		}
-		return 0;
+		return tl_hz_opt(&c->hz, arg);
 	case 'o':
 		c->dir = arg;
 		return 0;
@@ -551,7 +541,7 @@ static int write_summary(struct rec_cmd *c, const struct capture *cap, const str
 		json_double(&j, "value", cap->value);
 	}
 	json_str(&j, "target", target_describe(&c->t));
-	json_double(&j, "start_realtime_s", c->start_realtime_s);
+	json_double(&j, "start_realtime_s", c->src.start_realtime_s);
 	json_double(&j, "start_monotonic_s", c->start_ns / 1e9);
 	json_double(&j, "fired_s", rel_s(c, cap->fire_ns));
 	json_double(&j, "onset_s", rel_s(c, cap->onset_ns));
@@ -667,15 +657,16 @@ static void capture_write(struct rec_cmd *c, uint64_t now)
 		.max_stmts = 100000,
 	};
 	stack_set_init(&fs);
-	if (timeline_build(&c->tl, c->e, &b, &m, &st) < 0 || flame_set(&m, &fs) < 0) {
+	tl_src_open_waits(&c->src, &c->tl, b.t1_ns);
+	if (timeline_build(&c->tl, c->src.e, &b, &m, &st) < 0 || flame_set(&m, &fs) < 0) {
 		error("out of memory writing capture '%s'", cap->name);
 		goto out;
 	}
 	snprintf(p, sizeof(p), "%s/timeline.svg", cap->tmp);
-	if (tl_write_file(&m, p, 0, c->start_realtime_s) < 0)
+	if (tl_write_file(&m, p, 0, c->src.start_realtime_s) < 0)
 		goto out;
 	snprintf(p, sizeof(p), "%s/timeline.json.gz", cap->tmp);
-	if (tl_write_file(&m, p, 0, c->start_realtime_s) < 0)
+	if (tl_write_file(&m, p, 0, c->src.start_realtime_s) < 0)
 		goto out;
 	if (write_stacks(cap, &fs, sub) < 0 || write_summary(c, cap, &m, &fs) < 0) {
 		error_errno("cannot write capture '%s'", cap->name);
@@ -749,18 +740,17 @@ static void evaluate(struct rec_cmd *c, uint64_t now)
 	s->commits = s->aborts = s->samples = 0;
 	hist_reset(&s->txn);
 	hist_reset(&s->stmt);
-	if (c->pm) {
+	if (c->src.pm) {
 		pt = malloc(sizeof(*pt));
-		if (pt && pgmark_probe_read(c->pm, pt) == 0) {
+		if (pt && pgmark_probe_read(c->src.pm, pt) == 0) {
 			s->commits = pt->stats[PGMARK_ST_COMMITS];
 			s->aborts = pt->stats[PGMARK_ST_ABORTS];
 			s->txn = pt->txn;
 			s->stmt = pt->stmt;
-			c->marks_ring_lost = pt->stats[PGMARK_ST_RING_FULL];
 		}
 		free(pt);
 	}
-	if (prof_engine_read_stats(c->e, pstats) == 0) {
+	if (prof_engine_read_stats(c->src.e, pstats) == 0) {
 		s->samples = pstats[PROFILE_ST_SAMPLES];
 		c->ring_lost = pstats[PROFILE_ST_RING_FULL];
 		c->stacks_lost = pstats[PROFILE_ST_STACKS_FULL];
@@ -825,24 +815,12 @@ out:
 	free(st);
 }
 
-static void on_sample(const struct profile_rec *r, void *arg)
-{
-	timeline_add_sample(arg, r);
-}
-
-static void on_mark(const struct pgmark_rec *r, const char *text, void *arg)
-{
-	timeline_add_mark(arg, r, text);
-}
-
 static bool poll(void *ctx)
 {
 	struct rec_cmd *c = ctx;
 	uint64_t now;
 
-	prof_engine_poll(c->e, on_sample, &c->tl);
-	if (c->pm)
-		pgmark_probe_consume(c->pm, on_mark, &c->tl);
+	tl_src_poll(&c->src, &c->tl);
 	now = now_ns();
 	if (usr2) {
 		usr2 = 0;
@@ -880,7 +858,7 @@ static bool poll(void *ctx)
 		uint64_t *u, *k;
 		size_t n;
 		if (timeline_stack_hashes(&c->tl, &u, &k, &n) == 0) {
-			int gone = prof_engine_rotate(c->e, u, n, k, n);
+			int gone = prof_engine_rotate(c->src.e, u, n, k, n);
 			verbose("stacks rotated: %d let go in the kernel, %zu samples kept", gone, n);
 			free(u);
 			free(k);
@@ -903,6 +881,7 @@ static void report(void *ctx, const struct frame_report *fr)
 	struct rec_cmd *c = ctx;
 
 	poll(c);
+	tl_src_lost(&c->src, &c->lost);
 	/* SIGTERM, Ctrl-C or -d during a capture: it is finished with what there is */
 	if (c->cap.active)
 		capture_write(c, now_ns());
@@ -914,10 +893,13 @@ static void report(void *ctx, const struct frame_report *fr)
 		json_int(&j, "captures", c->captures);
 		json_uint(&j, "samples", c->tl.samples_seen);
 		json_uint(&j, "markers", c->tl.marks_seen);
+		json_uint(&j, "waits", c->tl.waits_seen);
 		json_object_begin(&j, "lost");
 		json_uint(&j, "ring_full", c->ring_lost);
 		json_uint(&j, "stack_map_full", c->stacks_lost);
-		json_uint(&j, "marks_ring_full", c->marks_ring_lost);
+		json_uint(&j, "marks_ring_full", c->lost.marks_ring_full);
+		json_uint(&j, "waits_ring_full", c->lost.waits_ring_full);
+		json_uint(&j, "waits_threads_full", c->lost.waits_threads_full);
 		json_uint(&j, "statement_texts", c->tl.texts_lost);
 		json_object_end(&j);
 		json_uint(&j, "kept_bytes", c->tl.bytes);
@@ -928,9 +910,11 @@ static void report(void *ctx, const struct frame_report *fr)
 	} else {
 		printf("\nrecorded %.1f s: %d trigger%s fired, %d capture%s in %s\n", fr->span_s, c->fired,
 		       c->fired == 1 ? "" : "s", c->captures, c->captures == 1 ? "" : "s", c->dir);
-		printf("%" PRIu64 " samples, %" PRIu64 " markers; lost %" PRIu64 " samples (ring full), %"
-		       PRIu64 " (stack map full), %" PRIu64 " markers (ring full)\n", c->tl.samples_seen,
-		       c->tl.marks_seen, c->ring_lost, c->stacks_lost, c->marks_ring_lost);
+		printf("%" PRIu64 " samples, %" PRIu64 " markers, %" PRIu64 " waits; lost %" PRIu64
+		       " samples (ring full), %" PRIu64 " (stack map full), %" PRIu64 " markers and %" PRIu64
+		       " waits (ring full)\n", c->tl.samples_seen, c->tl.marks_seen, c->tl.waits_seen,
+		       c->ring_lost, c->stacks_lost, c->lost.marks_ring_full,
+		       c->lost.waits_ring_full + c->lost.waits_threads_full);
 	}
 	fflush(stdout);
 }
@@ -939,8 +923,7 @@ static void teardown(void *ctx)
 {
 	struct rec_cmd *c = ctx;
 
-	pgmark_probe_destroy(c->pm);
-	prof_engine_free(c->e);
+	tl_src_free(&c->src);
 	timeline_free(&c->tl);
 	free(c->snaps);
 	target_free(&c->t);
@@ -958,7 +941,6 @@ int cmd_record(int argc, char **argv)
 		.teardown_what = "detaching the recorder's probes",
 	};
 	struct sigaction sa = { .sa_handler = on_usr2 };
-	struct timespec rt;
 	struct stat st;
 	int ret;
 
@@ -996,9 +978,6 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	remove_partials(c.dir);
-	if (perf_event_parse("cpu-clock", &c.ev) < 0)
-		return EXIT_FAIL;
-	c.ev.attr.sample_period = 1000000000ull / c.hz;
 	c.ncpus = libbpf_num_possible_cpus();
 	ret = target_resolve(&c.t, &c.f.to, true);
 	if (ret)
@@ -1018,13 +997,7 @@ int cmd_record(int argc, char **argv)
 		teardown(&c);
 		return EXIT_FAIL;
 	}
-	struct profile_opts o = { .t = &c.t, .ev = &c.ev, .user = true, .kernel = true, .ring = true };
-	ret = prof_engine_open(&c.e, &c.t, &o);
-	if (!ret && c.t.kind == TARGET_PG) {
-		struct pgmark_probe_opts po = { .target = &c.t, .binary = c.t.pg.binary,
-						.major = c.t.pg.major, .statements = true, .records = true };
-		ret = pgmark_probe_open(&c.pm, &po);
-	}
+	ret = tl_src_open(&c.src, &c.t, c.hz, true, &c.tl);
 	if (ret) {
 		teardown(&c);
 		return ret;
@@ -1034,14 +1007,13 @@ int cmd_record(int argc, char **argv)
 	c.f.target = &c.t;
 	frame_start(&c.f);
 	c.start_ns = c.f.rl.start_ns;
+	tl_src_started(&c.src, c.start_ns);
 	c.next_eval_ns = c.start_ns + 1000000000ull;
 	c.next_rotate_ns = c.start_ns + (uint64_t)(c.rotate_s * 1e9);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	c.start_realtime_s = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - c.start_ns) / 1e9;
 	evaluate(&c, c.start_ns); /* the first snapshot: figures are differences from it */
-	fprintf(stderr, "tracing %s: keeping %.0f s (%zu samples, %zu transactions, %zu statements "
-		"at most) in %s, %d trigger%s; SIGUSR2 captures now\n", target_describe(&c.t), c.keep_s,
-		c.tl.samples.cap, c.tl.spans[TL_TXN].cap, c.tl.spans[TL_STMT].cap, c.dir, c.ntrig,
-		c.ntrig == 1 ? "" : "s");
+	fprintf(stderr, "tracing %s: keeping %.0f s (%zu samples, %zu transactions, %zu statements, "
+		"%zu waits at most) in %s, %d trigger%s; SIGUSR2 captures now\n", target_describe(&c.t),
+		c.keep_s, c.tl.samples.cap, c.tl.spans[TL_TXN].cap, c.tl.spans[TL_STMT].cap,
+		c.tl.spans[TL_WAIT].cap, c.dir, c.ntrig, c.ntrig == 1 ? "" : "s");
 	return frame_run(&c.f, &ops, &c);
 }

@@ -1,4 +1,4 @@
-/* dbtap profile --timeline: every sample with its time and thread, PostgreSQL's transactions, statements and checkpoints, as text, JSON, SVG or a Firefox Profiler file. */
+/* dbtap profile --timeline: every sample with its time and thread, PostgreSQL's transactions, statements, checkpoints and waits, as text, JSON, SVG or a Firefox Profiler file; and the probes it shares with dbtap record. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -6,13 +6,17 @@
 #include <time.h>
 
 #include "bpf/pgmark.h"
+#include "bpf/waitspan.h"
 #include "cmd/frame.h"
 #include "cmd/timeline.h"
 #include "perf/event.h"
 #include "perf/sample.h"
+#include "pg/layout.h"
+#include "pg/waitevent.h"
 #include "profile/engine.h"
 #include "profile/timeline.h"
 #include "util/error.h"
+#include "util/runloop.h"
 
 #define DEFAULT_HZ 99
 #define DEFAULT_TOP 20
@@ -60,18 +64,142 @@ struct tl_cmd {
 	long hz;
 	int top, cells;
 	const char *out;
-	struct perf_event_desc ev;
-	struct prof_engine *e;
-	struct pgmark_probe *pm;
+	struct tl_src src;
 	struct timeline tl;
-	uint64_t start_ns;
-	double start_realtime_s;
 };
+
+int tl_hz_opt(long *hz, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	*hz = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || *hz < 1 || *hz > sample_max_rate() - 1) {
+		error("bad -F '%s'", arg);
+		hint("samples per second per CPU, from 1 to %lld; 99 costs little",
+		     (long long)sample_max_rate() - 1);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_sample(const struct profile_rec *r, void *arg)
+{
+	timeline_add_sample(arg, r);
+}
+
+static void on_mark(const struct pgmark_rec *r, const char *text, void *arg)
+{
+	timeline_add_mark(arg, r, text);
+}
+
+static void on_wait(const struct waitspan_rec *r, void *arg)
+{
+	timeline_add_wait(arg, r);
+}
+
+static void on_open_wait(const struct waitspan_rec *r, void *arg)
+{
+	timeline_add_open_wait(arg, r);
+}
+
+/* The cluster's waits: where its wait event word is, then the program at sched_switch. */
+static int open_waits(struct tl_src *s, struct target *t)
+{
+	struct pg_wait_word w;
+	struct waitspan_probe_opts o = { .target = t };
+
+	if (pg_wait_word_find(t->pg.major, t->pg.binary, t->pg.postmaster, &w) < 0)
+		return -1;
+	o.ptr_addr = w.ptr_addr;
+	o.field_off = w.field_off;
+	o.idle_event = pg_wait_event_lookup(t->pg.major, "Client", "ClientRead");
+	if (!o.idle_event)
+		o.idle_event = 0x06000000u; /* the first Client event in every version known */
+	o.idle_class = PG_WAIT_CLASS_ACTIVITY;
+	verbose("wait event: *%s + %u, at 0x%" PRIx64, w.loc.symbol, w.field_off, w.ptr_addr);
+	return waitspan_probe_open(&s->ws, &o) ? -1 : 0;
+}
+
+int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, struct timeline *tl)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->hz = hz;
+	if (perf_event_parse("cpu-clock", &s->ev) < 0)
+		return EXIT_FAIL;
+	s->ev.attr.sample_period = 1000000000ull / hz;
+	struct profile_opts o = { .t = t, .ev = &s->ev, .user = true, .kernel = true, .ring = true };
+	ret = prof_engine_open(&s->e, t, &o);
+	if (!ret && t->kind == TARGET_PG) {
+		struct pgmark_probe_opts po = { .target = t, .binary = t->pg.binary,
+						.major = t->pg.major, .statements = statements,
+						.records = true };
+		ret = pgmark_probe_open(&s->pm, &po);
+		tl->pg_major = t->pg.major;
+		/* the samples and markers are worth having without the waits */
+		if (!ret && open_waits(s, t) < 0)
+			warning("tracing %s without its wait spans", target_describe(t));
+	}
+	if (ret)
+		tl_src_free(s);
+	return ret;
+}
+
+void tl_src_started(struct tl_src *s, uint64_t start_ns)
+{
+	struct timespec rt;
+
+	s->start_ns = start_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->start_realtime_s = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - start_ns) / 1e9;
+}
+
+void tl_src_poll(struct tl_src *s, struct timeline *tl)
+{
+	prof_engine_poll(s->e, on_sample, tl);
+	if (s->pm)
+		pgmark_probe_consume(s->pm, on_mark, tl);
+	if (s->ws)
+		waitspan_probe_consume(s->ws, on_wait, tl);
+}
+
+void tl_src_open_waits(struct tl_src *s, struct timeline *tl, uint64_t t_ns)
+{
+	timeline_clear_open_waits(tl);
+	if (s->ws)
+		waitspan_probe_open_waits(s->ws, t_ns, on_open_wait, tl);
+}
+
+void tl_src_lost(struct tl_src *s, struct tl_src_lost *l)
+{
+	struct pgmark_totals *pt = malloc(sizeof(*pt));
+	uint64_t ws[WAITSPAN_ST_MAX];
+
+	memset(l, 0, sizeof(*l));
+	if (s->pm && pt && pgmark_probe_read(s->pm, pt) == 0)
+		l->marks_ring_full = pt->stats[PGMARK_ST_RING_FULL];
+	free(pt);
+	if (s->ws && waitspan_probe_stats(s->ws, ws) == 0) {
+		l->waits_ring_full = ws[WAITSPAN_ST_RING_FULL];
+		l->waits_threads_full = ws[WAITSPAN_ST_THREADS_FULL];
+	}
+}
+
+void tl_src_free(struct tl_src *s)
+{
+	waitspan_probe_destroy(s->ws);
+	pgmark_probe_destroy(s->pm);
+	prof_engine_free(s->e);
+	s->ws = NULL;
+	s->pm = NULL;
+	s->e = NULL;
+}
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct tl_cmd *c = ctx;
-	char *end;
 
 	switch (key) {
 	case OPT_TIMELINE:
@@ -83,15 +211,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		c->no_stmts = true;
 		return 0;
 	case 'F':
-		errno = 0;
-		c->hz = strtol(arg, &end, 10);
-		if (!*arg || *end || errno || c->hz < 1 || c->hz > sample_max_rate() - 1) {
-			error("bad -F '%s'", arg);
-			hint("samples per second per CPU, from 1 to %lld; 99 costs little",
-			     (long long)sample_max_rate() - 1);
-			return -1;
-		}
-		return 0;
+		return tl_hz_opt(&c->hz, arg);
 	case OPT_TOP:
 		return top_opt(&c->top, arg, "threads");
 	case OPT_CELLS:
@@ -193,13 +313,18 @@ void tl_json_rows(struct json *j, const struct tl_model *m, int top, int ncells)
 			const struct tl_mark *mk = &r->marks[k];
 			json_object_begin(j, NULL);
 			json_str(j, "kind", mk->kind == TL_TXN ? "transaction" :
-				 mk->kind == TL_STMT ? "statement" : "checkpoint");
+				 mk->kind == TL_STMT ? "statement" : mk->kind == TL_WAIT ? "wait" :
+				 "checkpoint");
 			json_double(j, "start_s", mk->t0_s);
 			json_double(j, "end_s", mk->t1_s);
 			if (mk->kind == TL_TXN)
 				json_bool(j, "aborted", mk->flags & TL_ABORTED);
 			if (mk->kind == TL_STMT)
 				json_str(j, "query", mk->text);
+			if (mk->kind == TL_WAIT) {
+				json_str(j, "event", mk->text);
+				json_bool(j, "in_progress", mk->flags & TL_WAITING);
+			}
 			json_object_end(j);
 		}
 		json_array_end(j);
@@ -209,23 +334,11 @@ void tl_json_rows(struct json *j, const struct tl_model *m, int top, int ncells)
 	free(cells);
 }
 
-static void on_sample(const struct profile_rec *r, void *arg)
-{
-	timeline_add_sample(arg, r);
-}
-
-static void on_mark(const struct pgmark_rec *r, const char *text, void *arg)
-{
-	timeline_add_mark(arg, r, text);
-}
-
 static bool poll(void *ctx)
 {
 	struct tl_cmd *c = ctx;
 
-	prof_engine_poll(c->e, on_sample, &c->tl);
-	if (c->pm)
-		pgmark_probe_consume(c->pm, on_mark, &c->tl);
+	tl_src_poll(&c->src, &c->tl);
 	return true;
 }
 
@@ -235,50 +348,53 @@ static void report(void *ctx, const struct frame_report *fr)
 	struct tl_model m;
 	struct prof_stats st = { 0 };
 	struct profile_counts pc = { 0 };
-	struct pgmark_totals pt;
+	struct tl_src_lost sl;
 	char sub[512];
-	uint64_t ring_lost = 0, mark_lost = 0;
+	uint64_t ring_lost = 0, mark_lost, start_ns = c->src.start_ns;
 
 	poll(c);
-	if (prof_engine_read(c->e, &pc) == 0) {
+	if (prof_engine_read(c->src.e, &pc) == 0) {
 		ring_lost = pc.stats[PROFILE_ST_RING_FULL];
 		prof_engine_stats(&pc, &st);
 		profile_counts_free(&pc);
 	}
-	if (c->pm && pgmark_probe_read(c->pm, &pt) == 0)
-		mark_lost = pt.stats[PGMARK_ST_RING_FULL];
+	tl_src_lost(&c->src, &sl);
+	mark_lost = sl.marks_ring_full + sl.waits_ring_full + sl.waits_threads_full;
 	snprintf(sub, sizeof(sub), "%s, cpu-clock at %ld Hz, %.1f s", target_describe(&c->t), c->hz,
 		 fr->span_s);
 	struct tl_build b = {
-		.t0_ns = c->start_ns,
-		.t1_ns = c->start_ns + (uint64_t)(fr->span_s * 1e9),
-		.start_ns = c->start_ns,
+		.t0_ns = start_ns,
+		.t1_ns = start_ns + (uint64_t)(fr->span_s * 1e9),
+		.start_ns = start_ns,
 		.hz = c->hz,
 		.by = c->t.kind == TARGET_PG ? PROF_BY_PID : PROF_BY_THREAD,
 		.title = "dbtap timeline",
 		.subtitle = sub,
 	};
 	struct prof_stats bst = { 0 };
-	if (timeline_build(&c->tl, c->e, &b, &m, &bst) < 0) {
+	tl_src_open_waits(&c->src, &c->tl, b.t1_ns);
+	if (timeline_build(&c->tl, c->src.e, &b, &m, &bst) < 0) {
 		error("out of memory building the timeline");
 		tl_model_free(&m);
 		return;
 	}
 	if (c->out)
-		tl_write_file(&m, c->out, c->top, c->start_realtime_s);
+		tl_write_file(&m, c->out, c->top, c->src.start_realtime_s);
 	if (global.json) {
 		struct json j;
 		json_init(&j);
 		frame_json_begin(&j, fr);
 		json_str(&j, "view", "timeline");
 		json_int(&j, "frequency_hz", c->hz);
-		json_double(&j, "start_realtime_s", c->start_realtime_s);
-		json_double(&j, "start_monotonic_s", c->start_ns / 1e9);
+		json_double(&j, "start_realtime_s", c->src.start_realtime_s);
+		json_double(&j, "start_monotonic_s", start_ns / 1e9);
 		json_uint(&j, "samples", m.samples);
 		json_object_begin(&j, "lost");
 		json_uint(&j, "ring_full", ring_lost);
 		json_uint(&j, "kept_full", c->tl.samples.dropped);
-		json_uint(&j, "marks_ring_full", mark_lost);
+		json_uint(&j, "marks_ring_full", sl.marks_ring_full);
+		json_uint(&j, "waits_ring_full", sl.waits_ring_full);
+		json_uint(&j, "waits_threads_full", sl.waits_threads_full);
 		json_uint(&j, "marks_kept_full", m.marks_lost);
 		json_uint(&j, "stack_map_full", st.lost_stacks);
 		json_object_end(&j);
@@ -303,8 +419,7 @@ static void teardown(void *ctx)
 {
 	struct tl_cmd *c = ctx;
 
-	pgmark_probe_destroy(c->pm);
-	prof_engine_free(c->e);
+	tl_src_free(&c->src);
 	timeline_free(&c->tl);
 	target_free(&c->t);
 }
@@ -319,7 +434,6 @@ int cmd_profile_timeline(int argc, char **argv)
 		.teardown = teardown,
 		.teardown_what = "detaching the profile probes",
 	};
-	struct timespec rt;
 	int ret;
 
 	ret = frame_parse(&c.f, &tl_frame, argc, argv, on_opt, &c);
@@ -340,9 +454,6 @@ int cmd_profile_timeline(int argc, char **argv)
 		hint("--pg (the only cluster), --pg DATADIR, -p PID, -t TID, or -a for every process");
 		return EXIT_USAGE;
 	}
-	if (perf_event_parse("cpu-clock", &c.ev) < 0)
-		return EXIT_FAIL;
-	c.ev.attr.sample_period = 1000000000ull / c.hz;
 	ret = target_resolve(&c.t, &c.f.to, !c.all);
 	if (ret)
 		return ret;
@@ -351,24 +462,16 @@ int cmd_profile_timeline(int argc, char **argv)
 		target_free(&c.t);
 		return EXIT_FAIL;
 	}
-	struct profile_opts o = { .t = &c.t, .ev = &c.ev, .user = true, .kernel = true, .ring = true };
-	ret = prof_engine_open(&c.e, &c.t, &o);
-	if (!ret && c.t.kind == TARGET_PG) {
-		struct pgmark_probe_opts po = { .target = &c.t, .binary = c.t.pg.binary,
-						.major = c.t.pg.major, .statements = !c.no_stmts,
-						.records = true };
-		ret = pgmark_probe_open(&c.pm, &po);
-	}
+	ret = tl_src_open(&c.src, &c.t, c.hz, !c.no_stmts, &c.tl);
 	if (ret) {
 		teardown(&c);
 		return ret;
 	}
 	c.f.target = c.t.kind == TARGET_NONE ? NULL : &c.t;
 	frame_start(&c.f);
-	c.start_ns = c.f.rl.start_ns;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	c.start_realtime_s = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - c.start_ns) / 1e9;
-	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s; Ctrl-C to stop\n",
-		target_describe(&c.t), c.hz, c.pm ? ", transactions, statements, checkpoints" : "");
+	tl_src_started(&c.src, c.f.rl.start_ns);
+	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s%s; Ctrl-C to stop\n",
+		target_describe(&c.t), c.hz, c.src.pm ? ", transactions, statements, checkpoints" : "",
+		c.src.ws ? ", waits" : "");
 	return frame_run(&c.f, &ops, &c);
 }

@@ -198,3 +198,33 @@ int pg_wait_locate(int major, const struct elf_file *ef, struct pg_wait_loc *loc
 	     " MyProc->wait_event_info is");
 	return -1;
 }
+
+int pg_wait_word_find(int major, const char *binary, pid_t ref, struct pg_wait_word *w)
+{
+	struct elf_file *ef = elf_file_open(binary);
+	struct elf_sym sym;
+	int ret = -1;
+
+	memset(w, 0, sizeof(*w));
+	if (!ef)
+		return -1;
+	if (pg_wait_locate(major, ef, &w->loc) < 0)
+		goto out;
+	if (elf_file_find_sym(ef, w->loc.symbol, &sym) < 0) {
+		error("'%s' has no symbol %s, where PostgreSQL %d keeps the wait event", binary,
+		      w->loc.symbol, major);
+		hint("a server built without exported symbols needs its debug symbols installed");
+		goto out;
+	}
+	if (proc_load_bias(ref, binary, &w->bias) < 0) {
+		error("cannot find where '%s' is loaded in pid %d", binary, ref);
+		hint("run as root so /proc/PID/maps can be read");
+		goto out;
+	}
+	w->ptr_addr = w->bias + sym.value;
+	w->field_off = w->loc.field_off;
+	ret = 0;
+out:
+	elf_file_close(ef);
+	return ret;
+}

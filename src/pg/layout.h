@@ -68,6 +68,19 @@ struct pg_wait_loc {
  */
 int pg_wait_locate(int major, const struct elf_file *ef, struct pg_wait_loc *loc);
 
+/*
+ * The run-time address of the wait event pointer in the processes of binary loaded
+ * like ref (a cluster's backends are forks of its postmaster: the same address in
+ * every one), the offset behind it, and the load bias. 0, or -1 with error and hint.
+ */
+struct pg_wait_word {
+	uint64_t ptr_addr;
+	uint32_t field_off;
+	uint64_t bias;
+	struct pg_wait_loc loc;
+};
+int pg_wait_word_find(int major, const char *binary, pid_t ref, struct pg_wait_word *w);
+
 /* Major version of the server a process belongs to (DATADIR/PG_VERSION via its cwd); -1. */
 int pg_major_of_process(pid_t pid);
 

@@ -14,6 +14,8 @@
  * numbers its own way.
  */
 #define PG_WAIT_CLASSES 16
+/* The class of the main-loop sleeps of background processes: idle, not waiting for anything */
+#define PG_WAIT_CLASS_ACTIVITY 0x05
 
 struct pg_wait_class_names {
 	const char *const *names;

@@ -3,8 +3,12 @@
 #include <string.h>
 
 #include "pg/probes.h"
+#include "pg/waitevent.h"
 #include "profile/timeline.h"
 #include "util/hashtab.h"
+
+/* An open wait that resumes the thread's last kept wait: drawn as that one's end. */
+#define TL_CONT_OPEN 0x80u
 
 static int ring_init(struct tl_ring *r, size_t esz, size_t cap)
 {
@@ -33,6 +37,15 @@ static void ring_push(struct tl_ring *r, const void *e)
 	}
 	memcpy(r->v + ((r->head + r->n) % r->cap) * r->esz, e, r->esz);
 	r->n++;
+	r->pushed++;
+}
+
+/* Entry number seq (0 the first ever pushed) while it is kept, else NULL. */
+static void *ring_seq(const struct tl_ring *r, uint64_t seq)
+{
+	if (seq >= r->pushed || seq < r->pushed - r->n)
+		return NULL;
+	return ring_at(r, r->n - (size_t)(r->pushed - seq));
 }
 
 int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share)
@@ -48,15 +61,19 @@ int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share)
 	if (tl->ntexts < 64)
 		tl->ntexts = 64;
 	if (ring_init(&tl->samples, sizeof(struct tl_sample), s_bytes / sizeof(struct tl_sample)) ||
-	    ring_init(&tl->spans[TL_STMT], sizeof(struct tl_span), rest / 2 / sizeof(struct tl_span)) ||
+	    ring_init(&tl->spans[TL_STMT], sizeof(struct tl_span), rest * 3 / 8 / sizeof(struct tl_span)) ||
 	    ring_init(&tl->spans[TL_TXN], sizeof(struct tl_span), rest * 3 / 8 / sizeof(struct tl_span)) ||
+	    ring_init(&tl->spans[TL_WAIT], sizeof(struct tl_span), rest / 8 / sizeof(struct tl_span)) ||
 	    ring_init(&tl->spans[TL_CKPT], sizeof(struct tl_span), 512))
 		goto fail;
 	tl->texts = calloc(tl->ntexts, TL_TEXT_LEN + 1);
 	tl->open = calloc(TL_OPEN_SLOTS, sizeof(*tl->open));
-	if (!tl->texts || !tl->open)
+	tl->wait_names = calloc(TL_WAIT_NAMES, sizeof(*tl->wait_names));
+	tl->open_waits = calloc(TL_OPEN_SLOTS, sizeof(*tl->open_waits));
+	if (!tl->texts || !tl->open || !tl->wait_names || !tl->open_waits)
 		goto fail;
-	tl->bytes = tl->samples.cap * tl->samples.esz + open_bytes + tl->ntexts * (TL_TEXT_LEN + 1);
+	tl->bytes = tl->samples.cap * tl->samples.esz + open_bytes + tl->ntexts * (TL_TEXT_LEN + 1) +
+		    TL_WAIT_NAMES * sizeof(*tl->wait_names) + TL_OPEN_SLOTS * sizeof(*tl->open_waits);
 	for (int k = 0; k < TL_MARK_KINDS; k++)
 		tl->bytes += tl->spans[k].cap * tl->spans[k].esz;
 	return 0;
@@ -72,6 +89,8 @@ void timeline_free(struct timeline *tl)
 		free(tl->spans[k].v);
 	free(tl->texts);
 	free(tl->open);
+	free(tl->wait_names);
+	free(tl->open_waits);
 	u64map_free(&tl->text_idx);
 	memset(tl, 0, sizeof(*tl));
 }
@@ -223,6 +242,59 @@ void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const ch
 	}
 }
 
+/* The slot of a wait event's name, made when new; UINT32_MAX when the table is full. */
+static uint32_t wait_name_slot(struct timeline *tl, uint32_t event)
+{
+	struct pg_wait_name nm;
+
+	for (uint32_t i = 0; i < tl->nwait_names; i++)
+		if (tl->wait_names[i].event == event)
+			return i;
+	if (tl->nwait_names == TL_WAIT_NAMES)
+		return UINT32_MAX;
+	struct tl_wait_name *w = &tl->wait_names[tl->nwait_names];
+	/* the word came from the traced server: any value gets a name, numbers when unknown */
+	pg_wait_event_name(tl->pg_major, event, &nm);
+	snprintf(w->name, sizeof(w->name), "%s:%s", nm.type, nm.event);
+	w->event = event;
+	return tl->nwait_names++;
+}
+
+void timeline_add_wait(struct timeline *tl, const struct waitspan_rec *r)
+{
+	struct tl_ring *ring = &tl->spans[TL_WAIT];
+	struct tl_open *o = open_of(tl, r->pid, r->tid, true);
+	uint32_t name = wait_name_slot(tl, r->event);
+	struct tl_span *prev = o->wait_seq ? ring_seq(ring, o->wait_seq - 1) : NULL;
+
+	tl->waits_seen++;
+	if ((r->flags & WAITSPAN_CONT) && prev && prev->tid == r->tid && prev->text == name &&
+	    prev->t1_ns <= r->t0_ns) {
+		prev->t1_ns = r->t1_ns;
+		return;
+	}
+	struct tl_span s = { .t0_ns = r->t0_ns, .t1_ns = r->t1_ns, .pid = r->pid, .tid = r->tid,
+			     .kind = TL_WAIT, .text = name };
+	ring_push(ring, &s);
+	o->wait_seq = ring->cap ? ring->pushed : 0;
+}
+
+void timeline_clear_open_waits(struct timeline *tl)
+{
+	tl->nopen_waits = 0;
+}
+
+void timeline_add_open_wait(struct timeline *tl, const struct waitspan_rec *r)
+{
+	if (tl->nopen_waits == TL_OPEN_SLOTS)
+		return;
+	tl->open_waits[tl->nopen_waits++] = (struct tl_span){
+		.t0_ns = r->t0_ns, .t1_ns = r->t1_ns, .pid = r->pid, .tid = r->tid, .kind = TL_WAIT,
+		.flags = (r->flags & WAITSPAN_CONT) ? TL_WAITING | TL_CONT_OPEN : TL_WAITING,
+		.text = wait_name_slot(tl, r->event),
+	};
+}
+
 void timeline_expire(struct timeline *tl, uint64_t t_ns)
 {
 	while (tl->samples.n && ((struct tl_sample *)ring_at(&tl->samples, 0))->t_ns < t_ns) {
@@ -268,6 +340,14 @@ struct builder {
 	struct u64map stacks; /* hash of (pid, tid, stacks) -> stack entry */
 };
 
+/* What a span's marker says: a statement's text, a wait's name. */
+static const char *span_text(const struct timeline *tl, const struct tl_span *s)
+{
+	if (s->kind == TL_WAIT)
+		return s->text < tl->nwait_names ? tl->wait_names[s->text].name : "wait";
+	return s->text < tl->ntexts ? text_slot(tl, s->text) : NULL;
+}
+
 static double secs(const struct tl_build *b, uint64_t ns)
 {
 	return ns >= b->start_ns ? (ns - b->start_ns) / 1e9 : -((b->start_ns - ns) / 1e9);
@@ -306,9 +386,11 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 		   struct tl_model *m, struct prof_stats *st)
 {
 	struct builder bd = { .m = m, .e = e, .b = b };
+	struct u64map resumed; /* wait ring number -> open wait index + 1 */
 	size_t nstmts = 0;
 	int rc = -1;
 
+	u64map_init(&resumed);
 	tl_model_init(m);
 	m->t0_s = secs(b, b->t0_ns);
 	m->t1_s = secs(b, b->t1_ns);
@@ -352,11 +434,28 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 		}
 		skip_stmts = in > b->max_stmts ? in - b->max_stmts : 0;
 	}
+	/* a wait in progress that resumes a kept one: that one is drawn up to now instead */
+	for (size_t i = 0; i < tl->nopen_waits; i++) {
+		const struct tl_span *w = &tl->open_waits[i];
+		const struct tl_open *o = open_of(tl, w->pid, w->tid, false);
+		const struct tl_span *prev = o && o->wait_seq && (w->flags & TL_CONT_OPEN) ?
+					     ring_seq(&tl->spans[TL_WAIT], o->wait_seq - 1) : NULL;
+		if (prev && prev->text == w->text && prev->tid == w->tid)
+			u64map_put(&resumed, o->wait_seq - 1, i + 1);
+	}
 	for (int k = 0; k < TL_MARK_KINDS; k++) {
 		const struct tl_ring *ring = &tl->spans[k];
 		m->marks_lost += ring->dropped;
 		for (size_t i = 0; i < ring->n; i++) {
 			const struct tl_span *s = ring_at(ring, i);
+			struct tl_span ext;
+			uint64_t *ov = k == TL_WAIT ? u64map_get(&resumed, ring->pushed - ring->n + i) : NULL;
+			if (ov) {
+				ext = *s;
+				ext.t1_ns = tl->open_waits[*ov - 1].t1_ns;
+				ext.flags |= TL_WAITING;
+				s = &ext;
+			}
 			if (s->t1_ns < b->t0_ns || s->t0_ns >= b->t1_ns)
 				continue;
 			/* over the bound: the newest are kept, the onset of a slowdown is late in its window */
@@ -367,10 +466,24 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 			struct tl_row *r = row_of(&bd, s->pid, s->tid);
 			struct tl_mark mk = { .t0_s = secs(b, s->t0_ns), .t1_s = secs(b, s->t1_ns),
 					      .kind = s->kind, .flags = s->flags,
-					      .text = s->text < tl->ntexts ? text_slot(tl, s->text) : NULL };
+					      .text = span_text(tl, s) };
 			if (!r || tl_row_mark(r, &mk) < 0)
 				goto out;
 		}
+	}
+	for (size_t i = 0; i < tl->nopen_waits; i++) {
+		const struct tl_span *w = &tl->open_waits[i];
+		bool absorbed = false;
+		uint64_t key, v;
+		for (size_t pos = 0; !absorbed && u64map_next(&resumed, &pos, &key, &v);)
+			absorbed = v == i + 1;
+		if (absorbed || w->t1_ns < b->t0_ns || w->t0_ns >= b->t1_ns)
+			continue;
+		struct tl_row *r = row_of(&bd, w->pid, w->tid);
+		struct tl_mark mk = { .t0_s = secs(b, w->t0_ns), .t1_s = secs(b, w->t1_ns),
+				      .kind = TL_WAIT, .flags = TL_WAITING, .text = span_text(tl, w) };
+		if (!r || tl_row_mark(r, &mk) < 0)
+			goto out;
 	}
 	/* what is still open at the window's end is drawn up to it */
 	for (int i = 0; i < TL_OPEN_SLOTS; i++) {
@@ -388,5 +501,6 @@ int timeline_build(struct timeline *tl, struct prof_engine *e, const struct tl_b
 out:
 	u64map_free(&bd.rows);
 	u64map_free(&bd.stacks);
+	u64map_free(&resumed);
 	return rc;
 }

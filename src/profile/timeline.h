@@ -13,6 +13,7 @@
 
 #include "bpf/pgmark.h"
 #include "bpf/profile.h"
+#include "bpf/waitspan.h"
 #include "profile/engine.h"
 #include "report/timeline.h"
 
@@ -28,7 +29,7 @@ struct tl_span {
 	uint8_t kind;  /* enum tl_mark_kind */
 	uint8_t flags; /* TL_ABORTED */
 	uint16_t pad;
-	uint32_t text; /* statements: slot in the text table, UINT32_MAX none */
+	uint32_t text; /* statements: slot in the text table, UINT32_MAX none; waits: the wait's name slot */
 };
 
 /* A fixed array used as a ring: when full, the oldest entry gives way. */
@@ -36,6 +37,7 @@ struct tl_ring {
 	char *v;
 	size_t esz, cap, head, n; /* head: the oldest entry */
 	uint64_t dropped;         /* entries pushed out (or refused when cap is 0) */
+	uint64_t pushed;          /* entries ever pushed: the oldest kept is number pushed - n */
 };
 
 #define TL_TEXT_LEN 256
@@ -46,6 +48,14 @@ struct tl_open {
 	uint32_t tid, pid;
 	uint64_t txn_t0, stmt_t0; /* 0: none */
 	uint32_t text;
+	uint64_t wait_seq;        /* the thread's last wait span: its number in the ring + 1, 0 none */
+};
+
+/* Wait event names, by wait_event_info: few distinct ones in any run. */
+#define TL_WAIT_NAMES 256
+struct tl_wait_name {
+	uint32_t event;
+	char name[100]; /* "Lock:transactionid" */
 };
 
 struct timeline {
@@ -57,19 +67,33 @@ struct timeline {
 	uint64_t texts_lost;       /* statements whose text found no slot */
 	struct tl_open *open;      /* TL_OPEN_SLOTS, by tid */
 	uint64_t open_lost;        /* spans whose start was overwritten by another thread's */
-	uint64_t marks_seen, samples_seen;
+	uint64_t marks_seen, samples_seen, waits_seen;
+	int pg_major;              /* names the waits; set by the command */
+	struct tl_wait_name *wait_names; /* TL_WAIT_NAMES */
+	uint32_t nwait_names;
+	struct tl_span *open_waits; /* waits in progress, as last given; TL_OPEN_SLOTS at most */
+	size_t nopen_waits;
 	size_t bytes;              /* what the rings and tables hold, allocated at init */
 };
 
 /*
  * Allocates rings that fit in max_bytes: sample_share of it for samples, the rest
- * split between statements (1/2), transactions (3/8), texts and checkpoints. 0 or -1.
+ * split between statements (3/8), transactions (3/8), waits (1/8), texts and
+ * checkpoints. 0 or -1.
  */
 int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share);
 void timeline_free(struct timeline *tl);
 void timeline_add_sample(struct timeline *tl, const struct profile_rec *r);
 /* A pgmark record: starts are held per thread, ends make spans. */
 void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const char *text);
+/*
+ * A wait span (bpf/waitspan.h). One that continues the thread's wait before it (the
+ * server resumed the same wait: a lock wait woken for its deadlock check) extends it.
+ */
+void timeline_add_wait(struct timeline *tl, const struct waitspan_rec *r);
+/* Forgets the waits in progress given before; adds one (for the next build). */
+void timeline_clear_open_waits(struct timeline *tl);
+void timeline_add_open_wait(struct timeline *tl, const struct waitspan_rec *r);
 /* Forgets what is older than t_ns (the recorder's --keep). */
 void timeline_expire(struct timeline *tl, uint64_t t_ns);
 

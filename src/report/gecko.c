@@ -12,7 +12,7 @@
 #include "util/hashtab.h"
 #include "util/json.h"
 
-enum { CAT_OTHER, CAT_USER, CAT_KERNEL, CAT_PG };
+enum { CAT_OTHER, CAT_USER, CAT_KERNEL, CAT_PG, CAT_WAIT };
 
 struct sink {
 	FILE *f;
@@ -47,11 +47,13 @@ static void meta(struct json *j, const struct tl_model *m, double start_realtime
 {
 	static const char *const cats[][2] = {
 		{ "Other", "grey" }, { "User", "yellow" }, { "Kernel", "orange" }, { "PostgreSQL", "blue" },
+		{ "Wait", "purple" },
 	};
 	static const char *const kinds[][3] = {
 		{ "transaction", "Transaction", "{marker.data.outcome}" },
 		{ "statement", "Statement", "{marker.data.query}" },
 		{ "checkpoint", "Checkpoint", "checkpoint" },
+		{ "wait", "Wait", "{marker.data.event}" },
 	};
 
 	json_object_begin(j, "meta");
@@ -95,8 +97,8 @@ static void meta(struct json *j, const struct tl_model *m, double start_realtime
 		json_array_end(j);
 		json_array_begin(j, "data");
 		json_object_begin(j, NULL);
-		json_str(j, "key", i == 1 ? "query" : "outcome");
-		json_str(j, "label", i == 1 ? "Statement" : "Outcome");
+		json_str(j, "key", i == 1 ? "query" : i == 3 ? "event" : "outcome");
+		json_str(j, "label", i == 1 ? "Statement" : i == 3 ? "Wait event" : "Outcome");
 		json_str(j, "format", "string");
 		json_bool(j, "searchable", true);
 		json_object_end(j);
@@ -174,7 +176,7 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 		u64map_put(&row_stack, sid, parent);
 	}
 	uint32_t mk_names[TL_MARK_KINDS];
-	static const char *const mk_label[TL_MARK_KINDS] = { "Transaction", "Statement", "Checkpoint" };
+	static const char *const mk_label[TL_MARK_KINDS] = { "Transaction", "Statement", "Checkpoint", "Wait" };
 	for (int k = 0; k < TL_MARK_KINDS; k++)
 		mk_names[k] = strpool_intern(&strs, mk_label[k]);
 
@@ -213,16 +215,23 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 	json_array_begin(j, "data");
 	for (size_t i = 0; i < r->nmarks; i++) {
 		const struct tl_mark *mk = &r->marks[i];
+		bool wait = mk->kind == TL_WAIT;
+		/* a wait is named by its event: the marker chart shows one track per name */
+		uint32_t name = wait && mk->text ? strpool_intern(&strs, mk->text) : mk_names[mk->kind];
+		if (name == UINT32_MAX)
+			goto out;
 		json_array_begin(j, NULL);
-		json_uint(j, NULL, mk_names[mk->kind]);
+		json_uint(j, NULL, name);
 		json_double(j, NULL, mk->t0_s * 1000);
 		json_double(j, NULL, mk->t1_s * 1000);
 		json_int(j, NULL, 1); /* an interval */
-		json_int(j, NULL, CAT_PG);
+		json_int(j, NULL, wait ? CAT_WAIT : CAT_PG);
 		json_object_begin(j, NULL);
 		json_str(j, "type", mk->kind == TL_TXN ? "transaction" : mk->kind == TL_STMT ?
-			 "statement" : "checkpoint");
-		if (mk->kind == TL_STMT)
+			 "statement" : wait ? "wait" : "checkpoint");
+		if (wait)
+			json_str(j, "event", mk->text ? mk->text : "");
+		else if (mk->kind == TL_STMT)
 			json_str(j, "query", mk->text ? mk->text : "");
 		else
 			json_str(j, "outcome", mk->kind == TL_CKPT ? "checkpoint" :

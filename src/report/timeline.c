@@ -99,6 +99,36 @@ void tl_row_cells(const struct tl_model *m, const struct tl_row *r, int ncells, 
 /* Shades from idle to always on CPU. */
 static const char SHADES[] = " .:-=+*#%@";
 
+/*
+ * One line of row r's markers into line[ncells]: its transactions and checkpoints, or
+ * (waits) its wait spans. Whether there was any.
+ */
+static bool row_marks(const struct tl_model *m, const struct tl_row *r, int ncells, char *line,
+		      bool waits)
+{
+	bool any = false;
+
+	memset(line, ' ', ncells);
+	line[ncells] = '\0';
+	for (size_t k = 0; k < r->nmarks; k++) {
+		const struct tl_mark *mk = &r->marks[k];
+		char ch;
+		if (mk->kind == TL_STMT || (mk->kind == TL_WAIT) != waits)
+			continue; /* statements nest in their transactions: one line is enough */
+		if (waits)
+			ch = mk->text && (!strncmp(mk->text, "Lock:", 5) || !strncmp(mk->text, "LWLock:", 7)) ?
+			     'L' : 'w';
+		else
+			ch = mk->kind == TL_CKPT ? '#' : (mk->flags & TL_ABORTED) ? 'x' : '-';
+		any = true;
+		/* the rarer mark wins a shared cell: an abort over a commit, a lock over the rest */
+		for (int c = cell_of(m, mk->t0_s, ncells); c <= cell_of(m, mk->t1_s, ncells); c++)
+			if (line[c] != 'x' && line[c] != '#' && line[c] != 'L')
+				line[c] = ch;
+	}
+	return any;
+}
+
 void tl_write_text(const struct tl_model *m, FILE *f, int top, int width)
 {
 	int lw = 26, ncells, n = (int)m->nrows;
@@ -121,7 +151,14 @@ void tl_write_text(const struct tl_model *m, FILE *f, int top, int width)
 		m->title ? m->title : "timeline", span, ncells, cell_s * 1000, m->nrows,
 		m->nrows == 1 ? "" : "s", (unsigned long long)m->samples, m->hz);
 	fprintf(f, "on CPU '%s' (0 to 100%% of a cell); '-' transaction, 'x' abort, "
-		"'#' checkpoint\n\n", SHADES);
+		"'#' checkpoint\n", SHADES);
+	bool waits = false;
+	for (int i = 0; i < n && !waits; i++)
+		for (size_t k = 0; k < m->rows[i].nmarks && !waits; k++)
+			waits = m->rows[i].marks[k].kind == TL_WAIT;
+	if (waits)
+		fprintf(f, "waits: 'L' Lock or LWLock, 'w' any other wait event (IO, IPC, Timeout...)\n");
+	fprintf(f, "\n");
 	for (int i = 0; i < n; i++) {
 		const struct tl_row *r = &m->rows[i];
 		tl_row_cells(m, r, ncells, counts);
@@ -133,19 +170,10 @@ void tl_write_text(const struct tl_model *m, FILE *f, int top, int width)
 		line[ncells] = '\0';
 		double cpu = span > 0 && m->hz > 0 ? 100.0 * r->nticks / (m->hz * span) : 0;
 		fprintf(f, "%-*.*s %s %5.1f%%\n", lw, lw, r->label, line, cpu);
-		if (!r->nmarks)
-			continue;
-		memset(line, ' ', ncells);
-		for (size_t k = 0; k < r->nmarks; k++) {
-			const struct tl_mark *mk = &r->marks[k];
-			char ch = mk->kind == TL_CKPT ? '#' : (mk->flags & TL_ABORTED) ? 'x' : '-';
-			if (mk->kind == TL_STMT)
-				continue; /* statements nest in their transactions: one line is enough */
-			for (int c = cell_of(m, mk->t0_s, ncells); c <= cell_of(m, mk->t1_s, ncells); c++)
-				if (line[c] != 'x' && line[c] != '#')
-					line[c] = ch;
-		}
-		fprintf(f, "%-*s %s\n", lw, "", line);
+		if (row_marks(m, r, ncells, line, false))
+			fprintf(f, "%-*s %s\n", lw, "", line);
+		if (row_marks(m, r, ncells, line, true))
+			fprintf(f, "%-*s %s\n", lw, "  waits", line);
 	}
 	if ((size_t)n < m->nrows)
 		fprintf(f, "(%zu more threads; --top N shows more)\n", m->nrows - n);

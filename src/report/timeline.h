@@ -9,8 +9,9 @@
 
 #include "report/stackset.h"
 
-enum tl_mark_kind { TL_TXN, TL_STMT, TL_CKPT, TL_MARK_KINDS };
+enum tl_mark_kind { TL_TXN, TL_STMT, TL_CKPT, TL_WAIT, TL_MARK_KINDS };
 #define TL_ABORTED 1u /* a transaction that ended in transaction__abort */
+#define TL_WAITING 2u /* a wait still in progress at the end of the window */
 
 /* One sample: when, and which entry of the model's stack set. */
 struct tl_tick {
@@ -18,7 +19,7 @@ struct tl_tick {
 	uint32_t stack;
 };
 
-/* A marker span on a row; text is a normalized statement, or NULL. */
+/* A marker span on a row; text is a normalized statement, a wait's "Type:Event", or NULL. */
 struct tl_mark {
 	double t0_s, t1_s;
 	uint8_t kind;
@@ -70,7 +71,8 @@ void tl_row_cells(const struct tl_model *m, const struct tl_row *r, int ncells, 
 /*
  * Text: one line per row (top rows at most, 0: all), the label, a strip of cells each
  * shaded by its share of hz x the cell's length, and the row's CPU share; a line of
- * markers under rows that have spans (transactions '-', aborts 'x', checkpoints '#');
+ * markers under rows that have spans (transactions '-', aborts 'x', checkpoints '#'),
+ * and a line of waits under rows that waited ('w', 'L' for a Lock or LWLock wait);
  * a time axis. At most width columns (100 when 0).
  */
 void tl_write_text(const struct tl_model *m, FILE *f, int top, int width);

@@ -1,4 +1,4 @@
-/* The timeline as one self-contained SVG: a row per thread, a tick per sample coloured by its leaf function, marker spans, the stack of a tick on hover. */
+/* The timeline as one self-contained SVG: a row per thread, a tick per sample coloured by its leaf function, waits and marker spans, the stack of a tick on hover. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +144,23 @@ int tl_write_svg(const struct tl_model *m, FILE *f, int top)
 		xml_text(f, r->label);
 		fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eee\"/>\n",
 			LABEL_W, y, PLOT_W, TICK_H);
+		/* waits under the ticks: a thread waits off CPU, where it has no ticks to hide */
+		for (size_t k = 0; k < r->nmarks; k++) {
+			const struct tl_mark *mk = &r->marks[k];
+			double x0 = fmax(0, (mk->t0_s - m->t0_s) * px_s), x1 = fmin(PLOT_W, (mk->t1_s - m->t0_s) * px_s);
+			if (mk->kind != TL_WAIT || x1 - x0 < 1)
+				continue;
+			const char *name = mk->text ? mk->text : "wait";
+			bool lock = !strncmp(name, "Lock:", 5) || !strncmp(name, "LWLock:", 7);
+			fprintf(f, "<rect class=\"m\" data-kind=\"wait\" data-event=\"");
+			xml_text(f, name);
+			fprintf(f, "\" data-t0=\"%.6f\" data-t1=\"%.6f\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+				"height=\"%d\" fill=\"%s\"><title>wait ", mk->t0_s, mk->t1_s, LABEL_W + x0, y,
+				x1 - x0, TICK_H, lock ? "#f3b07a" : "#c8b6e2");
+			xml_text(f, name);
+			fprintf(f, " %.3f-%.3f s (%.1f ms%s)</title></rect>\n", mk->t0_s, mk->t1_s,
+				(mk->t1_s - mk->t0_s) * 1000, (mk->flags & TL_WAITING) ? ", still waiting" : "");
+		}
 		for (size_t k = 0; k < r->nticks; k++) {
 			const struct tl_tick *t = &r->ticks[k];
 			colour(tl_model_leaf(m, t->stack), col, sizeof(col));
@@ -155,7 +172,7 @@ int tl_write_svg(const struct tl_model *m, FILE *f, int top)
 			const struct tl_mark *mk = &r->marks[k];
 			double x0 = fmax(0, (mk->t0_s - m->t0_s) * px_s), x1 = fmin(PLOT_W, (mk->t1_s - m->t0_s) * px_s);
 			/* statements under a pixel would only hide their transaction: left out */
-			if (mk->kind == TL_STMT && x1 - x0 < 1)
+			if (mk->kind == TL_WAIT || (mk->kind == TL_STMT && x1 - x0 < 1))
 				continue;
 			const char *fill = mk->kind == TL_CKPT ? "#c33" : (mk->flags & TL_ABORTED) ? "#e80" :
 					   mk->kind == TL_STMT ? "#59c" : "#236";

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap profile --timeline --pg: transactions, statements and checkpoints as spans at the times the server says'
+test_description='dbtap profile --timeline --pg: transactions, statements, checkpoints and waits as spans at the times the server says'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
 . "$TEST_LIB"/pg.sh
@@ -78,6 +78,115 @@ txns = [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"transaction\"]
 assert [s[\"aborted\"] for s in txns][-1:] == [True] and sum(s[\"aborted\"] for s in txns) == 1, txns
 assert not [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"statement\"]
 " <tl2.json
+'
+
+# N sleeps of one backend, each between two readings of the server's own clock.
+sleep_script() {
+	local i
+	for i in $(seq 1 $1); do
+		echo "SELECT 'sl', pg_backend_pid(), extract(epoch from clock_timestamp()), length(pg_sleep(0.3)::text), extract(epoch from clock_timestamp());"
+	done
+}
+
+test_expect_success 'N pg_sleep(0.3) of one backend: N Timeout:PgSleep spans of 0.3 s, at the times it recorded; drawn in the SVG' '
+	trace_start w.json profile --timeline --pg "$PGDATA" -j -o w.svg &&
+	bpf_objs_of $TRACE_PID >wobjs &&
+	sleep_script 4 | psql -XAtq -v ON_ERROR_STOP=1 -F " " -f - >sl.out &&
+	trace_stop &&
+	bpf_objs_gone wobjs &&
+	json_py "
+import xml.etree.ElementTree as ET
+rec = [l.split() for l in open(\"sl.out\") if l.startswith(\"sl \")]
+pid = int(rec[0][1])
+want = [(float(r[2]), float(r[4])) for r in rec]
+assert len(want) == 4, want
+base = d[\"start_realtime_s\"]
+rows = [t for t in d[\"threads\"] if t[\"pid\"] == pid]
+assert len(rows) == 1, rows
+sleeps = [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"wait\" and s[\"event\"] == \"Timeout:PgSleep\"]
+assert len(sleeps) == 4, rows[0][\"spans\"]
+eps = 0.01
+for (r0, r1), s in zip(want, sleeps):
+    a, b = base + s[\"start_s\"], base + s[\"end_s\"]
+    # inside the two readings, as long as the sleep (within 10 ms of what the backend measured)
+    assert r0 - eps <= a < b <= r1 + eps, (r0, a, b, r1)
+    assert abs((b - a) - 0.3) <= eps or 0.3 - eps <= b - a <= (r1 - r0) + eps, (b - a, r1 - r0)
+    assert not s[\"in_progress\"]
+assert d[\"lost\"][\"waits_ring_full\"] == 0 and d[\"lost\"][\"waits_threads_full\"] == 0, d[\"lost\"]
+svg = ET.parse(\"w.svg\").getroot()
+ns = \"{http://www.w3.org/2000/svg}\"
+g = [g for g in svg.iter(ns + \"g\") if g.get(\"data-pid\") == str(pid)]
+assert len(g) == 1
+drawn = [r for r in g[0].iter(ns + \"rect\") if r.get(\"data-kind\") == \"wait\"]
+ds = [r for r in drawn if r.get(\"data-event\") == \"Timeout:PgSleep\"]
+assert len(ds) == 4, [r.get(\"data-event\") for r in drawn]
+for r, s in zip(ds, sleeps):
+    assert abs(float(r.get(\"data-t0\")) - s[\"start_s\"]) < 1e-5, (r.attrib, s)
+    t = r.find(ns + \"title\").text
+    assert t.startswith(\"wait Timeout:PgSleep \") and \" ms)\" in t, t
+" <w.json
+'
+
+# The blocked backend reads the server's clock before and after its UPDATE, in one statement.
+blocked_sql="DO \$\$ DECLARE t0 float8; BEGIN t0 := extract(epoch from clock_timestamp());
+UPDATE lk SET v = v + 1 WHERE id = 1;
+RAISE NOTICE 'blocked % % %', pg_backend_pid(), t0, extract(epoch from clock_timestamp()); END \$\$"
+
+test_expect_success 'a row lock held 2 s (past the deadlock check at 1 s): one Lock:transactionid span of that length on the blocked backend, in the Firefox file' '
+	psql -XAtq -c "CREATE TABLE lk (id int PRIMARY KEY, v int); INSERT INTO lk VALUES (1, 0)" &&
+	trace_start l.json profile --timeline --pg "$PGDATA" -j -o l.json.gz &&
+	bpf_objs_of $TRACE_PID >lobjs &&
+	{ printf "%s\n" "BEGIN;" "UPDATE lk SET v = v + 1 WHERE id = 1;" \
+		"SELECT pg_sleep(2) AS holder;" \
+		"SELECT '"'"'acommit'"'"', extract(epoch from clock_timestamp());" "COMMIT;" |
+		psql -XAtq -v ON_ERROR_STOP=1 -F " " -f - >a.out & } &&
+	holder=$! &&
+	for i in $(seq 1 100); do
+		test "$(psql -XAtq -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '"'"'%AS holder;'"'"' AND state = '"'"'active'"'"' AND pid <> pg_backend_pid()")" = 1 && break
+		sleep 0.05
+	done &&
+	psql -XAtq -c "$blocked_sql" 2>b.out &&
+	wait $holder &&
+	trace_stop &&
+	bpf_objs_gone lobjs &&
+	"$TEST_LIB"/gecko-check l.json.gz l.json &&
+	json_py "
+import gzip, json
+b = open(\"b.out\").read().split(\"blocked \")[1].split()
+pid, b0, b1 = int(b[0]), float(b[1]), float(b[2])
+acommit = float(open(\"a.out\").read().split(\"acommit \")[1].split()[0])
+assert b1 - b0 > 1.05, (\"blocked for less than the deadlock check\", b1 - b0)
+base = d[\"start_realtime_s\"]
+rows = [t for t in d[\"threads\"] if t[\"pid\"] == pid]
+assert len(rows) == 1, rows
+locks = [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"wait\" and s[\"event\"].startswith(\"Lock:\")]
+assert len(locks) == 1 and locks[0][\"event\"] == \"Lock:transactionid\", locks
+s = locks[0]
+a, e = base + s[\"start_s\"], base + s[\"end_s\"]
+eps = 0.01
+# blocked from its UPDATE until the holder committed: as long as the blocked statement
+assert b0 - eps <= a and acommit - eps <= e <= b1 + eps, (b0, a, acommit, e, b1)
+assert abs((e - a) - (b1 - b0)) <= eps, (e - a, b1 - b0)
+p = json.load(gzip.open(\"l.json.gz\", \"rt\"))
+cats = [c[\"name\"] for c in p[\"meta\"][\"categories\"]]
+th = [t for t in p[\"threads\"] if t[\"pid\"] == pid][0]
+mk = [m for m in th[\"markers\"][\"data\"] if m[5][\"type\"] == \"wait\" and m[5][\"event\"] == \"Lock:transactionid\"]
+assert len(mk) == 1 and th[\"stringTable\"][mk[0][0]] == \"Lock:transactionid\", mk
+assert cats[mk[0][4]] == \"Wait\", cats
+assert abs(mk[0][1] / 1000 - s[\"start_s\"]) < 1e-4 and abs(mk[0][2] / 1000 - s[\"end_s\"]) < 1e-4
+" <l.json
+'
+
+test_expect_success 'text: a line of waits under the row of a backend that slept' '
+	trace_start wt.out profile --timeline --pg "$PGDATA" --top 50 &&
+	sleep_script 2 | psql -XAtq -v ON_ERROR_STOP=1 -F " " -f - >sl2.out &&
+	trace_stop &&
+	test_grep "^waits: .L. Lock" wt.out &&
+	pid=$(awk "NR == 1 { print \$2 }" sl2.out) &&
+	grep -A2 -E "^(client backend|exited) $pid " wt.out >row.out &&
+	test_grep "^  waits  *[ w]*w" row.out &&
+	# the background processes idle in their main loops: no waits (the Activity class)
+	! grep -A2 "^walwriter" wt.out | grep "^  waits"
 '
 
 test_done

@@ -1,0 +1,116 @@
+/* waitspan: each wait of a traced thread, from the switch-out that read its wait event to the switch-in that ends it, as a ring buffer record. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/waitword.bpf.h"
+#include "bpf/waitspan.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * Not waits: Client:ClientRead is a backend between commands (the statement spans show
+ * that gap), the Activity class the main loops of background processes with nothing to do.
+ */
+const volatile __u32 idle_event = 0;
+const volatile __u32 idle_class = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} ring SEC(".maps");
+
+/* Only threads off CPU in a wait, or just back from one: small, and emptied as they go on. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAITSPAN_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct waitspan_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WAITSPAN_ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &i);
+
+	if (v)
+		(*v)++;
+}
+
+/*
+ * prev leaves the CPU (it is still the current task: its memory is readable). An
+ * entry stays only while prev sleeps in a wait; a thread that leaves in another state
+ * loses it, so the next wait in the same event is a new span, not a continuation.
+ */
+static __always_inline void switch_out(struct task_struct *prev, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	long ev;
+
+	if (!e && !filter_match_task(prev))
+		return;
+	ev = read_wait_event();
+	/* TASK_DEAD: its last switch; a wait word still set is an exiting backend's, not a wait */
+	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class) ||
+	    (task_state(prev) & 0x80)) {
+		if (e)
+			bpf_map_delete_elem(&threads, &tid);
+		return;
+	}
+	if (e) {
+		e->cont = e->event == (__u32)ev;
+		e->event = ev;
+		e->t0_ns = now;
+		e->off = 1;
+		return;
+	}
+	struct waitspan_thread t = { .t0_ns = now, .tgid = BPF_CORE_READ(prev, tgid), .event = ev,
+				     .off = 1 };
+	if (bpf_map_update_elem(&threads, &tid, &t, BPF_ANY))
+		stat_inc(WAITSPAN_ST_THREADS_FULL);
+}
+
+/* next runs again: its wait, if it was in one, is a stretch to hand on. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	struct waitspan_rec *r;
+
+	if (!e || !e->off)
+		return;
+	e->off = 0;
+	r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
+	if (!r) {
+		stat_inc(WAITSPAN_ST_RING_FULL);
+		/* the next stretch of this wait must not join a span the reader never saw */
+		e->event = 0;
+		return;
+	}
+	r->pid = e->tgid;
+	r->tid = tid;
+	r->event = e->event;
+	r->flags = e->cont ? WAITSPAN_CONT : 0;
+	r->t0_ns = e->t0_ns;
+	r->t1_ns = now;
+	bpf_ringbuf_submit(r, 0);
+	stat_inc(WAITSPAN_ST_SPANS);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(prev, now);
+	switch_in(next, now);
+	return 0;
+}
