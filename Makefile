@@ -27,10 +27,12 @@ LLVM_STRIP ?= llvm-strip
 PKG_CONFIG ?= pkg-config
 ARCH       ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
-# The libraries' flags come from pkg-config where they ship a .pc file (libpfm4 has none).
-PKGS       := libbpf libelf libdw zlib libmicrohttpd
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz -lmicrohttpd)
+# The libraries' flags come from pkg-config where they ship a .pc file (libpfm4: its header only).
+# libpfm4 and libmicrohttpd are only compiled against: the commands that use them load
+# them (util/dynlib.c), so the others start without their relocations and constructors.
+PKGS       := libbpf libelf libdw zlib
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) libmicrohttpd 2>/dev/null)
+PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz)
 CMOCKA_LIBS := $(or $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null),-lcmocka)
 
 CFLAGS     ?= -O2 -g
@@ -41,7 +43,7 @@ CFLAGS     += $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-missing-fiel
 # CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are honoured.
 DBTAP_CPPFLAGS := -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' -Isrc -I$(BUILD) $(PKG_CFLAGS) \
               $(CPPFLAGS)
-LDLIBS     := $(PKG_LIBS) -lpfm -lm -lpthread
+LDLIBS     := $(PKG_LIBS) -lm -lpthread
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
               -I/usr/include/$(shell uname -m)-linux-gnu
 
@@ -95,7 +97,7 @@ $(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard src/bpf/*.h)
 	$(Q)$(LLVM_STRIP) -g $@
 
 # The kernel types the programs relocate against, cut from this kernel's BTF, and the
-# size and CRC32 that tell at run time whether the running kernel is the same one.
+# size and CRC32 of that BTF (with kernel.notes: how run time tells it is this kernel).
 $(BUILD)/min_core.btf: $(BPF_OBJS) $(BUILD)/vmlinux.h
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $(BPF_OBJS)
@@ -106,8 +108,14 @@ $(BUILD)/min_core_btf.h: $(BUILD)/vmlinux.h
 		"$$(wc -c </sys/kernel/btf/vmlinux)" \
 		"$$(gzip -c /sys/kernel/btf/vmlinux | tail -c8 | od -An -tx4 -N4 | tr -d ' ')" >$@
 
+# The kernel's notes: its build-id tells at run time, from a few hundred bytes, whether
+# the running kernel is this one (empty where it cannot be read: the CRC32 decides).
+$(BUILD)/kernel.notes: $(BUILD)/vmlinux.h
+	$(call msg,GEN,$@)
+	$(Q)cat /sys/kernel/notes >$@ 2>/dev/null || : >$@
+
 $(BUILD)/bpf/corebtf.o: $(BUILD)/min_core_btf.h
-$(BUILD)/bpf/corebtf_blob.o: $(BUILD)/min_core.btf
+$(BUILD)/bpf/corebtf_blob.o: $(BUILD)/min_core.btf $(BUILD)/kernel.notes
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "util/error.h"
+#include "util/phase.h"
 
 struct command {
 	const char *name;
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 {
 	int i = 1;
 
+	phase_mark("main");
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

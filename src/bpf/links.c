@@ -14,6 +14,7 @@
 #include "bpf/links.h"
 #include "util/error.h"
 #include "util/runloop.h"
+#include "util/phase.h"
 
 /* fds per SCM_RIGHTS message: the kernel takes at most 253 (SCM_MAX_FD). */
 #define LINKS_BATCH 200
@@ -196,6 +197,7 @@ int links_attach(struct links *ls, int (*attach)(void *arg), void *arg)
 	pid_t pid;
 
 	memset(ls, 0, sizeof(*ls));
+	phase_mark("attach");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_errno("cannot make a socket pair to attach the probes through");
 	fflush(NULL);
@@ -218,6 +220,7 @@ int links_attach(struct links *ls, int (*attach)(void *arg), void *arg)
 	close(sv[0]);
 	/* Its exit drops its copies of the links: not the last ones, cheap. */
 	reap(pid);
+	phase_mark("attached");
 	if (rc != 0)
 		links_release(ls);
 	return rc;

@@ -10,6 +10,7 @@
 #include "bpf/filter.h"
 #include "bpf/loader.h"
 #include "util/error.h"
+#include "util/phase.h"
 
 /* Kernel ABI values newer than Debian 12's headers (linux-libc-dev 6.1). */
 #ifndef BPF_F_TEST_REG_INVARIANTS
@@ -100,6 +101,7 @@ int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struc
 	char *logs[MAX_STATS] = { 0 };
 	int n = 0, err;
 
+	phase_mark("load");
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
@@ -140,6 +142,7 @@ int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struc
 	}
 	for (int i = 0; i < n && i < MAX_STATS; i++)
 		free(logs[i]);
+	phase_mark("loaded");
 	if (err)
 		return -1;
 	if (!t)

@@ -10,6 +10,7 @@
 
 #include <linux/perf_event.h>
 
+#include "bpf/corebtf.h"
 #include "bpf/features.h"
 #include "cmd/cmd.h"
 #include "cmd/frame.h"
@@ -136,7 +137,7 @@ static void probe_machine(struct machine *m, struct report *r)
 
 	bpf_features_probe(&m->bpf);
 	if (m->bpf.btf) {
-		add(r, "btf", ST_OK, "kernel BTF at /sys/kernel/btf/vmlinux (CO-RE)");
+		add(r, "btf", ST_OK, "CO-RE against %s", core_btf_describe());
 	} else {
 		c = add(r, "btf", ST_NA, "no kernel BTF: %s", strerror(m->bpf.btf_err));
 		set_hint(c, "dbtap's BPF programs need a kernel built with CONFIG_DEBUG_INFO_BTF=y");

@@ -9,6 +9,7 @@
 #include "cmd/frame.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "util/phase.h"
 
 #define USAGE_WIDTH 88 /* synopsis lines wrap here */
 #define HELP_COLUMN 24 /* where an option's help starts (a longer spec gets a line of its own) */
@@ -212,6 +213,7 @@ int frame_parse(struct frame *f, const struct frame_cmd *fc, int argc, char **ar
 
 void frame_start(struct frame *f)
 {
+	phase_mark("ready");
 	runloop_init(&f->rl, f->time.interval, f->time.duration);
 }
 

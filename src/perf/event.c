@@ -12,6 +12,7 @@
 #include "perf/event.h"
 #include "perf/probe.h"
 #include "target/elf.h"
+#include "util/dynlib.h"
 #include "util/error.h"
 
 const char *const perf_event_defaults =
@@ -19,8 +20,8 @@ const char *const perf_event_defaults =
 	"cycles,instructions,branches,branch-misses";
 
 /*
- * perf's generic names. libpfm4 knows them as perf::NAME too; the table is the
- * fallback when libpfm4 has no "perf" PMU and the source of "did you mean" names.
+ * perf's generic names, encoded from this table as perf's parser encodes them (libpfm4's
+ * perf::NAME gives the same type and config), and the source of "did you mean" names.
  */
 struct generic_event {
 	const char *name;
@@ -95,11 +96,30 @@ static bool type_is_hardware(__u32 type)
 	       type != PERF_TYPE_BREAKPOINT;
 }
 
+/* libpfm4, loaded for the first name that is not one of perf's generic ones. */
+static struct dynlib libpfm = {
+	.soname = "libpfm.so.4", .needed_for = "PMU event names", .package = "libpfm4",
+};
+static struct {
+	__typeof__(pfm_initialize) *initialize;
+	__typeof__(pfm_get_os_event_encoding) *get_os_event_encoding;
+} pfm;
+
+/* 0 ready, -1 libpfm4 knows no PMU here, -2 libpfm4 cannot be loaded. */
 static int pfm_ready(void)
 {
 	static int ret = 1;
-	if (ret == 1)
-		ret = pfm_initialize() == PFM_SUCCESS ? 0 : -1;
+	const struct dynlib_sym syms[] = {
+		{ "pfm_initialize", &pfm.initialize },
+		{ "pfm_get_os_event_encoding", &pfm.get_os_event_encoding },
+	};
+
+	if (ret == 1) {
+		if (dynlib_load(&libpfm, syms, sizeof(syms) / sizeof(syms[0]), 1))
+			ret = -2;
+		else
+			ret = pfm.initialize() == PFM_SUCCESS ? 0 : -1;
+	}
 	return ret;
 }
 
@@ -121,15 +141,16 @@ struct pfm_perf_arg {
 static int pfm_encode(const char *name, struct perf_event_attr *attr)
 {
 	struct pfm_perf_arg arg;
+	int ready = pfm_ready();
 
-	if (pfm_ready())
-		return -1;
+	if (ready)
+		return ready;
 	memset(&arg, 0, sizeof(arg));
 	memset(attr, 0, sizeof(*attr));
 	arg.attr = attr;
 	arg.size = sizeof(arg);
 	/* perf counts user and kernel unless told otherwise; so do we */
-	if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
+	if (pfm.get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
 				      &arg) != PFM_SUCCESS)
 		return -1;
 	return 0;
@@ -221,9 +242,10 @@ static void unknown_event(const char *name)
 
 int perf_event_parse(const char *name, struct perf_event_desc *ev)
 {
-	char base[PERF_EVENT_NAME_MAX], pfname[PERF_EVENT_NAME_MAX + 8];
+	char base[PERF_EVENT_NAME_MAX];
 	const char *colon = strchr(name, ':');
 	const struct generic_event *g;
+	int rc;
 
 	memset(ev, 0, sizeof(*ev));
 	if (!*name || strlen(name) >= PERF_EVENT_NAME_MAX) {
@@ -237,15 +259,9 @@ int perf_event_parse(const char *name, struct perf_event_desc *ev)
 
 	g = generic_find(base);
 	if (g) {
-		/* the generic meaning, as perf's parser gives it, via libpfm4's perf PMU */
-		snprintf(pfname, sizeof(pfname), "perf::%s", base);
-		if (pfm_encode(pfname, &ev->attr) || ev->attr.type != g->type ||
-		    ev->attr.config != g->config) {
-			memset(&ev->attr, 0, sizeof(ev->attr));
-			ev->attr.type = g->type;
-			ev->attr.config = g->config;
-		}
-		ev->attr.exclude_user = ev->attr.exclude_kernel = ev->attr.exclude_hv = 0;
+		/* the generic meaning, as perf's parser gives it; no library needed */
+		ev->attr.type = g->type;
+		ev->attr.config = g->config;
 		if (colon && apply_modifiers(colon + 1, &ev->attr)) {
 			error("bad modifier '%s' in event '%s'", colon + 1, name);
 			hint("modifiers are u (user), k (kernel), h (hypervisor), p (precise): "
@@ -262,8 +278,14 @@ int perf_event_parse(const char *name, struct perf_event_desc *ev)
 			hint("modifiers are u, k, h and p: 'r00c0:u'");
 			return -1;
 		}
-	} else if (pfm_encode(name, &ev->attr) == 0) {
+	} else if ((rc = pfm_encode(name, &ev->attr)) == 0) {
 		/* a PMU-specific name with its own umasks and modifiers */
+	} else if (rc == -2) {
+		error("cannot look up event '%s': %s cannot be loaded: %s", name, libpfm.soname,
+		      dynlib_reason(&libpfm));
+		hint("names other than perf's generic ones (task-clock, instructions...) need "
+		     "libpfm4: apt-get install %s", libpfm.package);
+		return -1;
 	} else {
 		unknown_event(name);
 		return -1;

@@ -17,6 +17,7 @@
 #include "serve/accept.h"
 #include "serve/expo.h"
 #include "serve/http.h"
+#include "util/dynlib.h"
 #include "util/error.h"
 #include "util/runloop.h"
 
@@ -42,6 +43,47 @@ struct http_server {
 	struct http_stats stats;
 };
 
+/*
+ * libmicrohttpd, loaded when serve opens its endpoint (util/dynlib.c): linked in, it
+ * and the gnutls it depends on would load into every command.
+ */
+static struct dynlib libmhd = {
+	.soname = "libmicrohttpd.so.12", .needed_for = "serve's HTTP endpoint",
+	.package = "libmicrohttpd12",
+};
+static struct {
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_get_timeout) *get_timeout;
+	__typeof__(MHD_run) *run;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+
+static int mhd_load(void)
+{
+	const struct dynlib_sym syms[] = {
+		{ "MHD_get_connection_info", &mhd.get_connection_info },
+		{ "MHD_create_response_from_buffer", &mhd.create_response_from_buffer },
+		{ "MHD_add_response_header", &mhd.add_response_header },
+		{ "MHD_queue_response", &mhd.queue_response },
+		{ "MHD_destroy_response", &mhd.destroy_response },
+		{ "MHD_lookup_connection_value", &mhd.lookup_connection_value },
+		{ "MHD_start_daemon", &mhd.start_daemon },
+		{ "MHD_get_daemon_info", &mhd.get_daemon_info },
+		{ "MHD_get_timeout", &mhd.get_timeout },
+		{ "MHD_run", &mhd.run },
+		{ "MHD_stop_daemon", &mhd.stop_daemon },
+	};
+
+	return dynlib_load(&libmhd, syms, sizeof(syms) / sizeof(syms[0]), 0);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -50,7 +92,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *i =
-			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+			mhd.get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
 		c = calloc(1, sizeof(*c));
 		if (!c || !i) {
 			free(c);
@@ -75,7 +117,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 static struct conn *conn_of(struct MHD_Connection *connection)
 {
 	const union MHD_ConnectionInfo *i =
-		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		mhd.get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return i ? i->socket_context : NULL;
 }
@@ -113,16 +155,16 @@ static const char index_page[] =
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
 			     void *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct MHD_Response *r = mhd.create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = mhd.queue_response(conn, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -148,7 +190,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (!strcmp(url, "/metrics")) {
-		const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		const char *accept = mhd.lookup_connection_value(conn, MHD_HEADER_KIND,
 								 MHD_HTTP_HEADER_ACCEPT);
 		bool om = accept_wants_openmetrics(accept);
 		struct strbuf sb = STRBUF_INIT;
@@ -251,6 +293,10 @@ struct http_server *http_server_open(const struct http_opts *o)
 
 	if (!h)
 		return NULL;
+	if (mhd_load()) {
+		free(h);
+		return NULL;
+	}
 	h->metrics = o->metrics;
 	h->ctx = o->ctx;
 	h->timeout_s = o->timeout_s;
@@ -264,7 +310,7 @@ struct http_server *http_server_open(const struct http_opts *o)
 		warning("listening on every address (%s): anyone who can reach this host can read"
 			" its statements' shapes and rates; prefer --listen 127.0.0.1:PORT behind a"
 			" proxy, or a firewall", h->address);
-	h->d = MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, h,
+	h->d = mhd.start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, h,
 				MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)o->max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)o->timeout_s,
@@ -290,7 +336,7 @@ const char *http_server_address(const struct http_server *h)
 
 int http_server_fd(const struct http_server *h)
 {
-	const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *i = mhd.get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
 
 	return i ? i->epoll_fd : -1;
 }
@@ -299,14 +345,14 @@ int http_server_timeout_ms(struct http_server *h)
 {
 	MHD_UNSIGNED_LONG_LONG t;
 
-	if (MHD_get_timeout(h->d, &t) != MHD_YES)
+	if (mhd.get_timeout(h->d, &t) != MHD_YES)
 		return -1;
 	return t > 60000 ? 60000 : (int)t;
 }
 
 void http_server_run(struct http_server *h)
 {
-	MHD_run(h->d);
+	mhd.run(h->d);
 }
 
 const struct http_stats *http_server_stats(const struct http_server *h)
@@ -318,7 +364,7 @@ void http_server_close(struct http_server *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
+	mhd.stop_daemon(h->d);
 	close(h->listen_fd);
 	free(h);
 }

@@ -13,6 +13,7 @@
 #include "target/target.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "util/phase.h"
 
 static bool looks_like_pg_target(const char *w)
 {
@@ -201,6 +202,7 @@ int target_resolve(struct target *t, const struct target_opts *o, bool require)
 	int given = o->pg_set + !!o->pids + !!o->tid;
 	int ret;
 
+	phase_mark("target");
 	memset(t, 0, sizeof(*t));
 	if (given > 1) {
 		error("--pg, -p and -t each name the whole target: give only one");

@@ -41,4 +41,11 @@ test_expect_success 'the libraries are found through pkg-config' '
 	done
 '
 
+test_expect_success 'libpfm4 and libmicrohttpd are not linked in (stat and serve load them)' '
+	readelf -d "$DBTAP" >dyn &&
+	test_grep "NEEDED.*libbpf" dyn &&
+	! grep -q "NEEDED.*libpfm" dyn &&
+	! grep -q "NEEDED.*libmicrohttpd" dyn
+'
+
 test_done

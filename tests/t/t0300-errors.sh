@@ -5,7 +5,9 @@ test_description='bad input of every kind: exit status, an error naming it, a hi
 # One bad input a line: EXIT<tab>KIND<tab>WORD<tab>ARGS. WORD must appear in the error
 # line (the input is named); ARGS are shell words ($SPID: a live process of ours; it
 # is written PID in the table, so the table does not change from run to run). KIND
-# "permission" runs dbtap as nobody, on a process nobody may not trace.
+# "permission" runs dbtap as nobody, on a process nobody may not trace; "no LIBRARY"
+# runs it where that library, loaded only by the commands that use it, reads as empty
+# (/dev/null bound over it in a mount namespace of its own).
 cat >inputs.tsv <<'ROWS'
 2	option	--nosuch	--nosuch
 2	option	--nosuch	count --nosuch
@@ -90,6 +92,8 @@ cat >inputs.tsv <<'ROWS'
 2	file	string.json	stat -p $SPID --compare string.json
 2	file	negative.json	stat -p $SPID --compare negative.json
 2	file	nothere	stat -p $SPID --compare nothere
+2	no libpfm.so.4	perf::page-faults	stat -e perf::page-faults -p $SPID
+1	no libmicrohttpd.so.12	libmicrohttpd.so.12	serve --listen 127.0.0.1:0 --rescan 0
 1	permission	$SPID	count -p $SPID uprobe:/bin/true:main
 1	permission	$SPID	stat -p $SPID
 1	permission	$SPID	watch 0x1000:8 -p $SPID
@@ -132,6 +136,11 @@ test_expect_success 'each bad input: its exit status, an error naming it, a hint
 		word=${word//\$SPID/$SPID} &&
 		if [ "$kind" = permission ]; then
 			dbtap_as nobody "$@" </dev/null >out 2>err
+		elif [ "${kind#no }" != "$kind" ]; then
+			lib=$(ldconfig -p | awk -v l="${kind#no }" "\$1 == l { print \$NF; exit }") &&
+			lib=$(realpath "$lib") &&
+			unshare -m sh -c "mount --bind /dev/null \"\$1\" && shift && exec timeout 20 \"\$@\"" \
+				sh "$lib" "$DBTAP" "$@" </dev/null >out 2>err
 		else
 			timeout 20 "$DBTAP" "$@" </dev/null >out 2>err
 		fi
