@@ -1,18 +1,19 @@
 #!/bin/bash
 # bench/serve.sh: what `dbtap serve` costs a scraper and a server.
 #
-#	bench/serve.sh [ROUNDS [SECS] [SCRAPES]]   default 3 rounds of 8 s, 10000 scrapes
+#	bench/serve.sh [PAIRS [SECS [SCRAPES]]]   default 5 pairs of 10 s, 10000 scrapes
 #
 # One throwaway cluster. (1) 1,000 distinct statements, so that serve exports 1,000
 # statement series (--max-series 1000): scrape time (curl, and serve's own
 # dbtap_scrape_duration_seconds) and size. (2) SCRAPES scrapes over one keep-alive
 # connection: serve's RSS after the first 100 and after all (it must not grow).
 # (3) pgbench -S -c 4 -j 2 (simple protocol: every probe of serve fires) untraced and
-# with serve attached and scraped every second, interleaved A/B/B/A per round so drift
-# hits both alike: median TPS and the ratio. Ratios measured side by side, never
-# absolute targets: machines differ.
-ROUNDS=${1:-3}
-SECS=${2:-8}
+# with serve attached and scraped every second, in interleaved pairs (bench/lib/abrun.py:
+# the median TPS ratio and its spread, the server's CPU per transaction, each of serve's
+# programs' runs and ns per transaction). Ratios measured side by side, never absolute
+# targets: machines differ.
+PAIRS=${1:-5}
+SECS=${2:-10}
 SCRAPES=${3:-10000}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-serve "BPF, uprobes"
@@ -78,55 +79,6 @@ print("  RSS KiB: after 100 scrapes %d, after %d %d, after %d %d (growth %+d KiB
 PY
 serve_stop
 
-echo "== pgbench -S -c 4 -j 2, $ROUNDS rounds of $SECS s: untraced vs serve attached"
-# The postmaster's reaped children's CPU time (cutime + cstime, clock ticks): the
-# backends' CPU, the probes' traps included, once they exit at the end of a run.
-children_cpu() {
-	awk '{ print $16 + $17 }' "/proc/$PG_PID/stat"
-}
-# One pgbench run: "TPS BACKEND_CPU_US_PER_TRANSACTION"; CPU per transaction is what the
-# probes cost the server and, unlike TPS, it barely moves when other jobs compete.
-tps() {
-	local c0 c1 out
-	c0=$(children_cpu)
-	out=$(pgbench -n -S -c 4 -j 2 -T "$SECS" 2>/dev/null)
-	sleep 0.3
-	c1=$(children_cpu)
-	echo "$out" | awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" '
-		/^number of transactions actually processed/ { split($6, a, "/"); n = a[1] }
-		/^tps = / { t = $3 }
-		END { printf "%s %.3f\n", t, n ? c / hz * 1e6 / n : 0 }'
-}
-with_serve() {
-	serve_start
-	# a scraper: once a second, as Prometheus would
-	(while kill -0 "$SERVE_PID" 2>/dev/null; do curl -sf -o /dev/null "http://$ADDR/metrics"; sleep 1; done) &
-	local scraper=$!
-	sleep 1
-	tps
-	serve_stop >/dev/null 2>&1
-	kill "$scraper" 2>/dev/null
-	wait "$scraper" 2>/dev/null
-}
-: >ab.txt
-for r in $(seq 1 "$ROUNDS"); do
-	# A B B A: each mode as often first as second
-	echo "untraced $(tps)" >>ab.txt
-	echo "serve $(with_serve)" >>ab.txt
-	echo "serve $(with_serve)" >>ab.txt
-	echo "untraced $(tps)" >>ab.txt
-done
-python3 - <<'PY'
-import statistics
-runs = [l.split() for l in open("ab.txt")]
-u = [(float(t), float(c)) for m, t, c in runs if m == "untraced"]
-s = [(float(t), float(c)) for m, t, c in runs if m == "serve"]
-# paired: the serve runs of a round against the untraced runs of the same round
-pairs = [(s[2 * i][0] + s[2 * i + 1][0]) / (u[2 * i][0] + u[2 * i + 1][0]) for i in range(len(u) // 2)]
-print("  untraced TPS median %.0f %s" % (statistics.median(x[0] for x in u), [round(x[0]) for x in u]))
-print("  serve    TPS median %.0f %s" % (statistics.median(x[0] for x in s), [round(x[0]) for x in s]))
-print("  serve / untraced TPS: median of paired rounds %.3f %s" % (statistics.median(pairs),
-      [round(p, 3) for p in pairs]))
-cu, cs = statistics.median(x[1] for x in u), statistics.median(x[1] for x in s)
-print("  backend CPU per transaction: untraced %.1f us, serve %.1f us (%+.1f us)" % (cu, cs, cs - cu))
-PY
+echo "== pgbench -S -c 4 -j 2, $PAIRS pairs of $SECS s: untraced vs serve attached, scraped every second"
+python3 "$ROOT/bench/lib/abrun.py" --pg-pid "$PG_PID" --pgdata "$PGDATA" --workdir "$TRASH" \
+	--pairs "$PAIRS" --secs "$SECS" --workload select --commands serve --diag

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+# bench/lib/abrun.py: what a tracing command costs a PostgreSQL cluster under pgbench,
+# from interleaved untraced/traced runs: the one A/B loop every script in bench/ uses.
+#
+#   abrun.py --pg-pid PID --pgdata DIR [--pairs N] [--secs S] [--warm S]
+#            [--commands NAME,...] [--workload txid|select|tpcb] [--clients N]
+#            [--threads N] [--diag [NAME,...]] [--probe-cost] [--json FILE]
+#
+# Needs PGHOST/PGPORT/PGUSER/PGDATABASE of the cluster in the environment and
+# DBTAP (the binary). For each command, N pairs of runs, untraced and traced, in
+# alternating order (pair 1 untraced first, pair 2 traced first, ...), the commands
+# taking turns within each round so that drift of the machine hits them all alike.
+#
+# One run: pgbench -T (warm + secs + 0.3, rounded up) with its per-transaction log; after `warm`
+# seconds (connections made, the tracer following the new backends) the harness
+# reads every process of the cluster, pgbench and the tracer, then again `secs`
+# later. Between the two readings ("the window"):
+#   - transactions: pgbench's own log lines whose end time is in the window (the
+#     log's total must equal pgbench's "number of transactions actually processed");
+#   - TPS: those transactions per second of the window;
+#   - server CPU: the sum of /proc/PID/task/*/schedstat's first field (ns on the
+#     CPU) over the postmaster and every child of it, per transaction: what the
+#     server does per transaction, probes and their traps included. Unlike TPS it
+#     barely moves when other jobs take the CPUs;
+#   - context switches of the cluster's processes per transaction (/proc/PID/status);
+#   - pgbench's and the tracer's own CPU, the machine's busy share (/proc/stat) and
+#     load average, so that a reader can judge what else ran.
+# Per command: the median of the per-pair TPS ratios (traced / untraced) and their
+# min-max, the median CPU per transaction of each side and the median of the
+# per-pair differences (added ns per transaction).
+#
+# --diag: after the pairs, one more traced run per command (or those named) with the kernel's BPF
+# run-time statistics on (BPF_ENABLE_STATS, only for that run: they add two clock
+# reads to every program of the machine): each program of the tracer (its
+# /proc/PID/fdinfo) with its runs per transaction and ns per run.
+# --probe-cost: `dbtap bench usdt watchpoint` first, for the cost of one USDT hit
+# and one watchpoint hit here; with --diag, each command's predicted cost per
+# transaction: its programs' runs per transaction x (the mechanism's trap cost +
+# the program's own ns per run).
+# Ratios measured side by side, never absolute targets: machines differ.
+import argparse
+import ctypes
+import http.client
+import json
+import math
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+DBTAP = os.environ.get("DBTAP", "dbtap")
+
+# name -> (dbtap arguments after the command's own words, line on stderr once attached)
+COMMANDS = {
+    "tps": (["tps"], r"^tracing "),
+    "latency-query": (["latency", "query"], r"^tracing "),
+    "count-tx": (["count", "usdt:postgresql:transaction__*"], r"^tracing "),
+    "stat-query": (["stat", "--per", "query"], r"^counting "),
+    "watch-xid-trap": (["watch", "xid", "-i", "0"], r"^watching "),
+    "watch-xid-poll": (["watch", "xid", "--mode", "poll", "-i", "0"], r"^polling "),
+    "profile-99": (["profile", "-F", "99"], r"^tracing "),
+    "profile-999": (["profile", "-F", "999"], r"^tracing "),
+    "wait": (["wait"], r"^tracing "),
+    "wait-empty": (["wait", "--empty-program"], r"^tracing "),
+    "serve": (["serve", "--listen", "127.0.0.1:0"], r"^serving http://"),
+    "serve-no-bpf-stats": (["serve", "--listen", "127.0.0.1:0", "--no-bpf-stats"],
+                           r"^serving http://"),
+}
+DEFAULT_COMMANDS = ("tps,latency-query,count-tx,stat-query,watch-xid-trap,watch-xid-poll,"
+                    "profile-99,profile-999,wait,serve")
+
+# TPS ratio goal per command (None: none set; the doc says what it costs)
+RATIO_GOAL = {"tps": 0.97, "latency-query": 0.97, "count-tx": 0.97, "stat-query": 0.97,
+              "watch-xid-poll": 0.995, "profile-99": 0.99, "wait": 0.97, "serve": 0.97,
+              "serve-no-bpf-stats": 0.97}
+# commands whose added CPU per transaction is held against 2 x the predicted cost
+PROBE_GOAL = ("tps", "latency-query", "count-tx", "stat-query", "watch-xid-trap")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def task_cpu_ns(pid):
+    """ns on the CPU of every thread of pid (schedstat's first field), None if gone."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for t in tids:
+        try:
+            total += int(read(f"/proc/{pid}/task/{t}/schedstat").split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just exited
+    return total
+
+
+def task_switches(pid):
+    n = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for t in tids:
+        try:
+            for line in read(f"/proc/{pid}/task/{t}/status").splitlines():
+                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                    n += int(line.split()[1])
+        except OSError:
+            pass
+    return n
+
+
+def cluster_pids(postmaster):
+    """The postmaster and its children (every server process of the cluster)."""
+    try:
+        kids = [int(x) for x in read(f"/proc/{postmaster}/task/{postmaster}/children").split()]
+    except OSError:
+        kids = []
+    return [postmaster] + kids
+
+
+def machine_cpu():
+    """Jiffies of every CPU together, from /proc/stat: (busy at nice <= 0, busy at a
+    positive nice, stolen by the hypervisor, all)."""
+    f = [int(x) for x in read("/proc/stat").splitlines()[0].split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = f
+    return user + system + irq + softirq, nice, steal, sum(f)
+
+
+def snapshot(postmaster, pgbench_pid, tracer_pid, progs=None):
+    """Every figure of one moment, read in a few ms; progs: {prog id: fdinfo path} of
+    the tracer's programs, whose run counts and times are read at the same moment."""
+    t_start = time.time()
+    procs = {}
+    for p in cluster_pids(postmaster):
+        c = task_cpu_ns(p)
+        if c is not None:
+            procs[p] = (c, task_switches(p))
+    s = {
+        "procs": procs,
+        "pgbench": task_cpu_ns(pgbench_pid) or 0,
+        "tracer": (task_cpu_ns(tracer_pid) or 0) if tracer_pid else 0,
+        "machine": machine_cpu(),
+        "load1": float(read("/proc/loadavg").split()[0]),
+        "progs": {},
+    }
+    for i, path in (progs or {}).items():
+        try:
+            text = read(path)
+            s["progs"][i] = tuple(int(re.search(rf"^{k}:\s*(\d+)", text, re.M).group(1))
+                                  for k in ("run_cnt", "run_time_ns"))
+        except (OSError, AttributeError):
+            pass
+    s["t"] = (t_start + time.time()) / 2
+    return s
+
+
+def window(s0, s1):
+    """Server CPU and switches between two snapshots; processes new in the window count
+    from zero, processes gone before its end are reported (their last part is lost)."""
+    cpu = sw = 0
+    for p, (c, n) in s1["procs"].items():
+        c0, n0 = s0["procs"].get(p, (0, 0))
+        cpu += c - c0
+        sw += n - n0
+    gone = [p for p in s0["procs"] if p not in s1["procs"]]
+    m = [b - a for a, b in zip(s0["machine"], s1["machine"])]
+    return cpu, sw, gone, [x / max(1, m[3]) for x in m[:3]]
+
+
+class BpfStats:
+    """The kernel's BPF run-time statistics, on while this object is open
+    (BPF_ENABLE_STATS: reference counted, off again when the last fd closes)."""
+
+    def __init__(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        attr = ctypes.create_string_buffer(8)  # enable_stats.type = BPF_STATS_RUN_TIME (0)
+        self.fd = libc.syscall(321, 32, attr, 8)  # __NR_bpf (x86-64), BPF_ENABLE_STATS
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "BPF_ENABLE_STATS")
+
+    def close(self):
+        os.close(self.fd)
+
+
+def tracer_progs(pid):
+    """BPF programs held by pid and its children: {prog id: its /proc/PID/fdinfo/FD}."""
+    progs = {}
+    pids = [pid]
+    try:
+        pids += [int(x) for x in read(f"/proc/{pid}/task/{pid}/children").split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            fds = os.listdir(f"/proc/{p}/fdinfo")
+        except OSError:
+            continue
+        for fd in fds:
+            path = f"/proc/{p}/fdinfo/{fd}"
+            try:
+                m = re.search(r"^prog_id:\s*(\d+)", read(path), re.M)
+            except OSError:
+                continue
+            if m:
+                progs.setdefault(int(m.group(1)), path)
+    return progs
+
+
+def prog_names(ids):
+    """{id: (name, type)} from bpftool."""
+    if not ids:
+        return {}
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    try:
+        progs = json.loads(out.stdout)
+    except ValueError:
+        return {}
+    return {p["id"]: (p.get("name", "?"), p.get("type", "?")) for p in progs if p["id"] in ids}
+
+
+class Tracer:
+    """A dbtap command attached to the cluster for the length of one run."""
+
+    def __init__(self, name, pgdata, workdir):
+        self.name = name
+        args, self.ready = COMMANDS[name]
+        self.argv = [DBTAP] + args + ["--pg", pgdata]
+        self.out = os.path.join(workdir, f"{name}.out")
+        self.err = os.path.join(workdir, f"{name}.err")
+        self.proc = None
+        self.scraper = None
+        self.scrapes = 0
+        self.stop_scraping = threading.Event()
+
+    def start(self):
+        with open(self.out, "w") as o, open(self.err, "w") as e:
+            self.proc = subprocess.Popen(self.argv, stdout=o, stderr=e)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            text = read(self.err)
+            m = re.search(self.ready, text, re.M)
+            if m:
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name}: exited {self.proc.returncode} before it "
+                                   f"attached: {text.strip()}")
+            time.sleep(0.02)
+        else:
+            self.stop()
+            raise RuntimeError(f"{self.name}: not attached after 60 s: {read(self.err).strip()}")
+        if self.name.startswith("serve"):
+            m = re.search(r"^serving http://([^/]+)/metrics", read(self.err), re.M)
+            self.scraper = threading.Thread(target=self.scrape, args=(m.group(1),), daemon=True)
+            self.scraper.start()
+
+    def scrape(self, addr):
+        """A scraper as Prometheus is one: GET /metrics every second."""
+        host, port = addr.rsplit(":", 1)
+        while not self.stop_scraping.is_set():
+            try:
+                c = http.client.HTTPConnection(host, int(port), timeout=5)
+                c.request("GET", "/metrics")
+                r = c.getresponse()
+                r.read()
+                c.close()
+                if r.status == 200:
+                    self.scrapes += 1
+            except OSError:
+                pass
+            self.stop_scraping.wait(1.0)
+
+    def stop(self):
+        self.stop_scraping.set()
+        if self.scraper:
+            self.scraper.join()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        if rc != 0:
+            raise RuntimeError(f"{self.name}: exited {rc}: {read(self.err).strip()[-500:]}")
+
+
+WORKLOADS = {
+    # every transaction assigns an XID (watch xid counts one write each) and is one
+    # statement: the most transactions per second, so the probes' share is the largest
+    "txid": ["-f", "txid.sql"],
+    "select": ["-S"],
+    "tpcb": [],
+}
+
+
+def pgbench_run(a, workdir, tracer=None, diag_ids=False):
+    """One run; returns its figures (see the top of this file)."""
+    logdir = os.path.join(workdir, "log")
+    os.makedirs(logdir, exist_ok=True)
+    for f in os.listdir(logdir):
+        os.unlink(os.path.join(logdir, f))
+    # pgbench's -T counts whole seconds from after its connections: past the window
+    total_s = math.ceil(a.warm + a.secs + 0.3)
+    cmd = (["pgbench", "-n", "-c", str(a.clients), "-j", str(a.threads), "-T", str(total_s),
+            "-l", "--log-prefix", os.path.join(logdir, "tx")] + WORKLOADS[a.workload])
+    t_start = time.time()
+    pgb = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    tpid = tracer.proc.pid if tracer else None
+    progs = tracer_progs(tpid) if diag_ids else None
+    names = prog_names(progs) if progs else {}
+    time.sleep(max(0.0, t_start + a.warm - time.time()))
+    s0 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
+    time.sleep(max(0.0, s0["t"] + a.secs - time.time()))
+    s1 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
+    out, err = pgb.communicate()
+    if pgb.returncode != 0:
+        raise RuntimeError(f"pgbench exited {pgb.returncode}: {err.strip()[-500:]}")
+    m = re.search(r"^number of transactions actually processed: (\d+)", out, re.M)
+    reported = int(m.group(1)) if m else None
+    logged = in_window = 0
+    for f in os.listdir(logdir):
+        with open(os.path.join(logdir, f)) as fh:
+            for line in fh:
+                x = line.split()
+                logged += 1
+                t = int(x[4]) + int(x[5]) / 1e6  # end of the transaction
+                if s0["t"] <= t < s1["t"]:
+                    in_window += 1
+    if reported != logged:
+        raise RuntimeError(f"pgbench reported {reported} transactions, its log has {logged}")
+    cpu, sw, gone, (busy, nice, steal) = window(s0, s1)
+    dt = s1["t"] - s0["t"]
+    n = max(1, in_window)
+    pgb_cpu = s1["pgbench"] - s0["pgbench"]
+    tracer_cpu = s1["tracer"] - s0["tracer"]
+    ncpu = os.cpu_count()
+    r = {
+        "pgbench_transactions": reported, "logged_transactions": logged,
+        "window_s": dt, "transactions": in_window, "tps": in_window / dt,
+        "cpu_ns_per_tx": cpu / n, "switches_per_tx": sw / n, "processes_gone": len(gone),
+        "pgbench_cpu_ns_per_tx": pgb_cpu / n, "tracer_cpu_pct": tracer_cpu / dt / 1e7,
+        # of all CPUs: busy at nice <= 0, the part of it that is not this run's
+        # server, pgbench or tracer (other jobs), positive nice (yields to us), steal
+        "machine_busy_pct": 100 * busy,
+        "others_pct": max(0.0, 100 * busy - (cpu + pgb_cpu + tracer_cpu) / (dt * ncpu) / 1e7),
+        "nice_pct": 100 * nice, "steal_pct": 100 * steal, "load1": s1["load1"],
+    }
+    if diag_ids:
+        r["programs"] = []
+        for i, (cnt, ns) in sorted(s1["progs"].items()):
+            c0, n0 = s0["progs"].get(i, (0, 0))
+            name, typ = names.get(i, ("?", "?"))
+            runs = cnt - c0
+            r["programs"].append({"id": i, "name": name, "type": typ, "runs_per_tx": runs / n,
+                                  "ns_per_run": (ns - n0) / runs if runs else 0.0})
+    return r
+
+
+def run_one(a, workdir, name, diag=False):
+    if name is None:
+        return pgbench_run(a, workdir)
+    t = Tracer(name, a.pgdata, workdir)
+    stats = BpfStats() if diag else None
+    t.start()
+    try:
+        r = pgbench_run(a, workdir, t, diag_ids=diag)
+    finally:
+        t.stop()
+        if stats:
+            stats.close()
+    if t.scraper:
+        r["scrapes"] = t.scrapes
+    return r
+
+
+def probe_costs():
+    """ns per hit over the baseline, and the handler's own ns per run, of a USDT site
+    and a watchpoint, from `dbtap bench` on this machine now."""
+    out = subprocess.run([DBTAP, "bench", "usdt", "watchpoint", "-r", "5", "-d", "0.2", "-j"],
+                         capture_output=True, text=True)
+    costs = {}
+    for line in out.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("report") == "row" and r.get("program") == "handler" and r.get("available"):
+            costs[r["mechanism"]] = (r["ns_over_baseline"], r.get("prog_ns") or 0.0)
+    return costs
+
+
+def predicted_ns(programs, costs):
+    """What the programs should cost per transaction: runs x (the mechanism's trap,
+    measured by dbtap bench without its handler's own run time, + the program's own
+    run time). USDT and uprobe programs trap like a USDT site; perf-event programs of
+    watch are breakpoints; the rest (timers, tracepoints) only their own run time."""
+    total = 0.0
+    for p in programs:
+        trap = 0.0
+        if p["type"] == "kprobe" and "usdt" in costs:
+            trap = costs["usdt"][0] - costs["usdt"][1]
+        elif p["type"] == "perf_event" and p["name"] == "on_hit" and "watchpoint" in costs:
+            trap = costs["watchpoint"][0] - costs["watchpoint"][1]
+        total += p["runs_per_tx"] * (trap + p["ns_per_run"])
+    return total
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def summarize(name, pairs, diag, costs):
+    ratios = [t["tps"] / u["tps"] for u, t in pairs]
+    added = [t["cpu_ns_per_tx"] - u["cpu_ns_per_tx"] for u, t in pairs]
+    row = {
+        "command": name, "argv": " ".join(COMMANDS[name][0]), "pairs": len(pairs),
+        "tps_ratio": med(ratios), "tps_ratio_min": min(ratios), "tps_ratio_max": max(ratios),
+        "untraced_tps": med([u["tps"] for u, _ in pairs]),
+        "traced_tps": med([t["tps"] for _, t in pairs]),
+        "untraced_cpu_ns_per_tx": med([u["cpu_ns_per_tx"] for u, _ in pairs]),
+        "traced_cpu_ns_per_tx": med([t["cpu_ns_per_tx"] for _, t in pairs]),
+        "added_ns_per_tx": med(added), "added_ns_min": min(added), "added_ns_max": max(added),
+        "untraced_switches_per_tx": med([u["switches_per_tx"] for u, _ in pairs]),
+        "traced_switches_per_tx": med([t["switches_per_tx"] for _, t in pairs]),
+        "pgbench_cpu_ns_per_tx": med([x["pgbench_cpu_ns_per_tx"] for p in pairs for x in p]),
+        "tracer_cpu_pct": med([t["tracer_cpu_pct"] for _, t in pairs]),
+        "machine_busy_pct": med([x["machine_busy_pct"] for p in pairs for x in p]),
+        "others_pct": med([x["others_pct"] for p in pairs for x in p]),
+        "nice_pct": med([x["nice_pct"] for p in pairs for x in p]),
+        "steal_pct": med([x["steal_pct"] for p in pairs for x in p]),
+        "load1": med([x["load1"] for p in pairs for x in p]),
+        "predicted_ns_per_tx": None, "programs": None,
+    }
+    if diag:
+        row["programs"] = diag["programs"]
+        if costs:
+            row["predicted_ns_per_tx"] = predicted_ns(diag["programs"], costs)
+    goals = []
+    g = RATIO_GOAL.get(name)
+    if g is not None:
+        goals.append("met" if row["tps_ratio"] >= g else
+                     "within spread" if row["tps_ratio_max"] >= g else "missed")
+    if name == "profile-99":
+        ok = row["added_ns_per_tx"] <= 0.01 * row["untraced_cpu_ns_per_tx"]
+        goals.append("met" if ok else "missed")
+    if name in PROBE_GOAL and row["predicted_ns_per_tx"]:
+        goals.append("met" if row["added_ns_per_tx"] <= 2 * row["predicted_ns_per_tx"] else
+                     "missed")
+    row["goal"] = ("missed" if "missed" in goals else "within spread" if "within spread" in goals
+                   else "met" if goals else "-")
+    return row
+
+
+def print_table(rows, a, costs):
+    print(f"\n{a.workload} workload, pgbench -c {a.clients} -j {a.threads}, {a.pairs} pairs "
+          f"of {a.secs:g} s per command; {os.cpu_count()} cpus, Linux {os.uname().release}")
+    if costs:
+        print("dbtap bench now: " + ", ".join(f"{k} {v[0]:.0f} ns/hit (handler {v[1]:.0f} ns)"
+                                               for k, v in sorted(costs.items())))
+    hdr = ("command", "tps ratio", "min-max", "cpu/tx un", "cpu/tx tr", "added ns",
+           "added min-max", "predicted", "cs/tx un>tr", "pgb cpu/tx", "tracer%", "others%",
+           "nice%", "load", "goal")
+    fmt = "%-19s %9s %13s %10s %10s %9s %15s %9s %11s %10s %7s %7s %5s %5s %s"
+    print(fmt % hdr)
+    for r in rows:
+        pred = "-" if r["predicted_ns_per_tx"] is None else "%.0f" % r["predicted_ns_per_tx"]
+        print(fmt % (r["command"], "%.3f" % r["tps_ratio"],
+                     "%.3f-%.3f" % (r["tps_ratio_min"], r["tps_ratio_max"]),
+                     "%.0f" % r["untraced_cpu_ns_per_tx"], "%.0f" % r["traced_cpu_ns_per_tx"],
+                     "%+.0f" % r["added_ns_per_tx"],
+                     "%+.0f..%+.0f" % (r["added_ns_min"], r["added_ns_max"]), pred,
+                     "%.2f>%.2f" % (r["untraced_switches_per_tx"], r["traced_switches_per_tx"]),
+                     "%.0f" % r["pgbench_cpu_ns_per_tx"], "%.1f" % r["tracer_cpu_pct"],
+                     "%.0f" % r["others_pct"], "%.0f" % r["nice_pct"], "%.1f" % r["load1"],
+                     r["goal"]))
+    for r in rows:
+        if r["programs"]:
+            print(f"  {r['command']}: " + "; ".join(
+                f"{p['name']} ({p['type']}) {p['runs_per_tx']:.2f} runs/tx {p['ns_per_run']:.0f} ns/run"
+                for p in r["programs"] if p["runs_per_tx"] > 0 or p["ns_per_run"] > 0))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pg-pid", type=int, required=True)
+    ap.add_argument("--pgdata", required=True)
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--secs", type=float, default=10)
+    ap.add_argument("--warm", type=float, default=1.5)
+    ap.add_argument("--commands", default=DEFAULT_COMMANDS)
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="txid")
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--diag", nargs="?", const="all", default="")
+    ap.add_argument("--probe-cost", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--workdir", default=".")
+    a = ap.parse_args()
+    names = [c for c in a.commands.split(",") if c]
+    for c in names:
+        if c not in COMMANDS:
+            print(f"error: unknown command '{c}'\nhint: one of {', '.join(COMMANDS)}",
+                  file=sys.stderr)
+            sys.exit(2)
+    with open(os.path.join(a.workdir, "txid.sql"), "w") as f:
+        f.write("SELECT txid_current();\n")
+    js = open(a.json, "w") if a.json else None
+
+    def emit(obj):
+        if js:
+            js.write(json.dumps(obj) + "\n")
+            js.flush()
+
+    costs = probe_costs() if a.probe_cost else {}
+    emit({"report": "config", "workload": a.workload, "clients": a.clients,
+          "threads": a.threads, "pairs": a.pairs, "secs": a.secs, "warm": a.warm,
+          "cpus": os.cpu_count(), "kernel": os.uname().release, "probe_costs": costs,
+          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
+    pairs = {c: [] for c in names}
+    for i in range(a.pairs):
+        for c in names:
+            order = [None, c] if i % 2 == 0 else [c, None]
+            res = {}
+            for m in order:
+                res[m] = run_one(a, a.workdir, m)
+                emit({"report": "run", "command": c, "pair": i + 1,
+                      "traced": m is not None, **res[m]})
+            pairs[c].append((res[None], res[c]))
+            print(f"  pair {i + 1} {c}: tps {res[None]['tps']:.0f} -> {res[c]['tps']:.0f} "
+                  f"({res[c]['tps'] / res[None]['tps']:.3f}), cpu/tx "
+                  f"{res[None]['cpu_ns_per_tx']:.0f} -> {res[c]['cpu_ns_per_tx']:.0f} ns, "
+                  f"load {res[c]['load1']:.1f}", flush=True)
+    diag = {}
+    if a.diag:
+        for c in names if a.diag == "all" else [c for c in a.diag.split(",") if c in names]:
+            diag[c] = run_one(a, a.workdir, c, diag=True)
+            emit({"report": "diag", "command": c, **diag[c]})
+    rows = [summarize(c, pairs[c], diag.get(c), costs) for c in names]
+    for r in rows:
+        emit({"report": "row", **r})
+    print_table(rows, a, costs)
+
+
+if __name__ == "__main__":
+    main()

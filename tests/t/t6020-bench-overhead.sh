@@ -1,0 +1,60 @@
+#!/bin/bash
+test_description='bench/lib/abrun.py: interleaved untraced/traced pgbench runs, their transactions and a row per command'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+
+ABRUN="$TEST_ROOT/bench/lib/abrun.py"
+
+test_expect_success 'set up a cluster' '
+	pg_start pg "autovacuum = off"
+'
+
+# Figures are not asserted (timings never are): the counts behind them are.
+test_expect_success 'two pairs of two commands: every run counted from pgbench, a row per command' '
+	before=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
+	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 2 --secs 1 --warm 0.5 \
+		--clients 2 --threads 1 --commands tps,watch-xid-poll --diag tps --json ab.json >ab.out 2>ab.err &&
+	pg_sql "select pg_stat_force_next_flush()" >/dev/null &&
+	sleep 1 &&
+	after=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
+	json_py "
+cfg = lines[0]
+assert cfg[\"report\"] == \"config\" and cfg[\"pairs\"] == 2 and cfg[\"clients\"] == 2, cfg
+runs = [r for r in lines if r[\"report\"] in (\"run\", \"diag\")]
+# pair 1 untraced first, pair 2 traced first; the commands take turns
+order = [(r[\"command\"], r[\"pair\"], r[\"traced\"]) for r in runs if r[\"report\"] == \"run\"]
+assert order == [(\"tps\", 1, False), (\"tps\", 1, True), (\"watch-xid-poll\", 1, False),
+                 (\"watch-xid-poll\", 1, True), (\"tps\", 2, True), (\"tps\", 2, False),
+                 (\"watch-xid-poll\", 2, True), (\"watch-xid-poll\", 2, False)], order
+for r in runs:
+    # the harness counts pgbench own log: all of it, and the window is a part
+    assert r[\"logged_transactions\"] == r[\"pgbench_transactions\"] > 0, r
+    assert 0 < r[\"transactions\"] < r[\"pgbench_transactions\"], r
+    assert r[\"cpu_ns_per_tx\"] > 0 and r[\"processes_gone\"] == 0, r
+total = sum(r[\"pgbench_transactions\"] for r in runs)
+grew = $after - $before
+# the cluster also commits the statements of psql and of pgbench sessions themselves
+assert total <= grew <= total + 100, (total, grew)
+# the transaction probes: a start and a commit per transaction in the window
+d = [r for r in runs if r[\"report\"] == \"diag\" and r[\"command\"] == \"tps\"][0]
+p = [x for x in d[\"programs\"] if x[\"name\"] == \"tx_multi\"]
+assert len(p) == 1 and 1.9 < p[0][\"runs_per_tx\"] < 2.1, d[\"programs\"]
+assert [r[\"command\"] for r in runs if r[\"report\"] == \"diag\"] == [\"tps\"], runs
+rows = [r for r in lines if r[\"report\"] == \"row\"]
+assert [r[\"command\"] for r in rows] == [\"tps\", \"watch-xid-poll\"], rows
+for r in rows:
+    assert r[\"pairs\"] == 2 and r[\"tps_ratio_min\"] <= r[\"tps_ratio\"] <= r[\"tps_ratio_max\"], r
+" <ab.json &&
+	grep -q "^tps  " ab.out &&
+	grep -q "^watch-xid-poll  " ab.out
+'
+
+test_expect_success 'an unknown command: exit 2, the error names it, a hint lists them' '
+	test_expect_code 2 python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --commands tps,nope \
+		>bad.out 2>bad.err &&
+	grep -q "^error: unknown command .nope." bad.err &&
+	grep -q "^hint: one of tps, " bad.err &&
+	test_must_be_empty bad.out
+'
+
+test_done
