@@ -301,8 +301,17 @@ WORKLOADS = {
 }
 
 
+def settle(postmaster, quiet, timeout=10.0):
+    """Waits until the backends of the previous run have exited: a process that exits
+    within a window takes the last part of its CPU time with it."""
+    deadline = time.monotonic() + timeout
+    while set(cluster_pids(postmaster)) - quiet and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     """One run; returns its figures (see the top of this file)."""
+    settle(a.pg_pid, a.quiet)
     logdir = os.path.join(workdir, "log")
     os.makedirs(logdir, exist_ok=True)
     for f in os.listdir(logdir):
@@ -321,6 +330,7 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     s0 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
     time.sleep(max(0.0, s0["t"] + a.secs - time.time()))
     s1 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
+    late = pgb.poll() is not None  # pgbench ended before the window did
     out, err = pgb.communicate()
     if pgb.returncode != 0:
         raise RuntimeError(f"pgbench exited {pgb.returncode}: {err.strip()[-500:]}")
@@ -335,6 +345,9 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
                 t = int(x[4]) + int(x[5]) / 1e6  # end of the transaction
                 if s0["t"] <= t < s1["t"]:
                     in_window += 1
+    if late:
+        raise RuntimeError("pgbench ended before the second reading: the machine is too busy "
+                           "for this window")
     if reported != logged:
         raise RuntimeError(f"pgbench reported {reported} transactions, its log has {logged}")
     cpu, sw, gone, (busy, nice, steal) = window(s0, s1)
@@ -520,6 +533,7 @@ def main():
             js.write(json.dumps(obj) + "\n")
             js.flush()
 
+    a.quiet = set(cluster_pids(a.pg_pid))  # the server's own processes, no client yet
     costs = probe_costs() if a.probe_cost else {}
     emit({"report": "config", "workload": a.workload, "clients": a.clients,
           "threads": a.threads, "pairs": a.pairs, "secs": a.secs, "warm": a.warm,

@@ -9,10 +9,11 @@ test_expect_success 'set up a cluster' '
 	pg_start pg "autovacuum = off"
 '
 
-# Figures are not asserted (timings never are): the counts behind them are.
+# Figures are not asserted (timings never are): the counts behind them are. Windows of
+# 0.4 s after 0.3 s: each pgbench run is one second (-T rounds up window + 0.3 s).
 test_expect_success 'two pairs of two commands: every run counted from pgbench, a row per command' '
 	before=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
-	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 2 --secs 1 --warm 0.5 \
+	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 2 --secs 0.4 --warm 0.3 \
 		--clients 2 --threads 1 --commands tps,watch-xid-poll --diag tps --json ab.json >ab.out 2>ab.err &&
 	pg_sql "select pg_stat_force_next_flush()" >/dev/null &&
 	sleep 1 &&
@@ -37,9 +38,12 @@ grew = $after - $before
 assert total <= grew <= total + 100, (total, grew)
 # the transaction probes: a start and a commit per transaction in the window
 d = [r for r in runs if r[\"report\"] == \"diag\" and r[\"command\"] == \"tps\"][0]
-# (tx_multi through a multi-uprobe link, or tx_uprobe where the kernel has none)
-runs = sum(x[\"runs_per_tx\"] for x in d[\"programs\"] if x[\"name\"] in (\"tx_multi\", \"tx_uprobe\"))
-assert 1.9 < runs < 2.1, d[\"programs\"]
+# (tx_multi through a multi-uprobe link, or tx_uprobe where the kernel has none). pgbench
+# stamps a transaction when its thread reads the result, on a busy machine up to tens of
+# ms after the commit: in a 0.4 s window that moves the count by a few %, never by half
+# (one probe per transaction) or by a third (three).
+n = sum(x[\"runs_per_tx\"] for x in d[\"programs\"] if x[\"name\"] in (\"tx_multi\", \"tx_uprobe\"))
+assert 1.8 < n < 2.2, d[\"programs\"]
 assert [r[\"command\"] for r in runs if r[\"report\"] == \"diag\"] == [\"tps\"], runs
 rows = [r for r in lines if r[\"report\"] == \"row\"]
 assert [r[\"command\"] for r in rows] == [\"tps\", \"watch-xid-poll\"], rows
