@@ -22,6 +22,9 @@ done
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-overhead "BPF, uprobes, perf events"
 
+# a private copy of the server binary: uprobes belong to its file, so other tracers
+# on this machine do not trap in this server and other clusters not in these probes
+. "$ROOT/tests/lib/pgcopy.sh"
 pg_start bench "autovacuum = off" || exit 1
 case " ${args[*]} " in
 *" --workload select "* | *" --workload tpcb "* | *" --workload=select "* | *" --workload=tpcb "*)

@@ -142,7 +142,11 @@ def snapshot(postmaster, pgbench_pid, tracer_pid, progs=None):
     for p in cluster_pids(postmaster):
         c = task_cpu_ns(p)
         if c is not None:
-            procs[p] = (c, task_switches(p))
+            try:
+                title = open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
+            except OSError:
+                title = "?"
+            procs[p] = (c, task_switches(p), title.strip("\0"))
     s = {
         "procs": procs,
         "pgbench": task_cpu_ns(pgbench_pid) or 0,
@@ -166,11 +170,11 @@ def window(s0, s1):
     """Server CPU and switches between two snapshots; processes new in the window count
     from zero, processes gone before its end are reported (their last part is lost)."""
     cpu = sw = 0
-    for p, (c, n) in s1["procs"].items():
-        c0, n0 = s0["procs"].get(p, (0, 0))
+    for p, (c, n, _) in s1["procs"].items():
+        c0, n0, _ = s0["procs"].get(p, (0, 0, ""))
         cpu += c - c0
         sw += n - n0
-    gone = [p for p in s0["procs"] if p not in s1["procs"]]
+    gone = [v[2] for p, v in s0["procs"].items() if p not in s1["procs"]]
     m = [b - a for a, b in zip(s0["machine"], s1["machine"])]
     return cpu, sw, gone, [x / max(1, m[3]) for x in m[:3]]
 
@@ -301,17 +305,52 @@ WORKLOADS = {
 }
 
 
-def settle(postmaster, quiet, timeout=10.0):
-    """Waits until the backends of the previous run have exited: a process that exits
+def client_backends(postmaster):
+    """Children of the postmaster serving a client (the cluster listens on its socket
+    only: their titles say "[local]")."""
+    pids = []
+    for p in cluster_pids(postmaster)[1:]:
+        try:
+            if b"[local]" in open(f"/proc/{p}/cmdline", "rb").read():
+                pids.append(p)
+        except OSError:
+            pass
+    return pids
+
+
+def sockets(pid):
+    """How many sockets pid holds (pgbench: one per open connection)."""
+    n = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                n += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+def settle(postmaster, timeout=10.0):
+    """Waits until the backends of earlier clients have exited: a process that exits
     within a window takes the last part of its CPU time with it."""
     deadline = time.monotonic() + timeout
-    while set(cluster_pids(postmaster)) - quiet and time.monotonic() < deadline:
+    while client_backends(postmaster) and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+class Late(Exception):
+    """The window was not all steady load: the run is made again."""
+
+    def __init__(self, why, transactions):
+        super().__init__(why)
+        self.transactions = transactions  # pgbench's count of the discarded run
 
 
 def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     """One run; returns its figures (see the top of this file)."""
-    settle(a.pg_pid, a.quiet)
+    settle(a.pg_pid)
     logdir = os.path.join(workdir, "log")
     os.makedirs(logdir, exist_ok=True)
     for f in os.listdir(logdir):
@@ -327,10 +366,20 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     progs = tracer_progs(tpid) if diag_ids else None
     names = prog_names(progs) if progs else {}
     time.sleep(max(0.0, t_start + a.warm - time.time()))
+    # pgbench's first connection (it asks the server a few things) is closed, its
+    # backend has exited, and every client is connected: from here on the same
+    # processes until pgbench ends
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if (sockets(pgb.pid) == a.clients and
+                len(client_backends(a.pg_pid)) == a.clients):
+            break
+        time.sleep(0.01)
     s0 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
     time.sleep(max(0.0, s0["t"] + a.secs - time.time()))
     s1 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
-    late = pgb.poll() is not None  # pgbench ended before the window did
+    # pgbench, or one of its connections, ended before the window did
+    late = pgb.poll() is not None
     out, err = pgb.communicate()
     if pgb.returncode != 0:
         raise RuntimeError(f"pgbench exited {pgb.returncode}: {err.strip()[-500:]}")
@@ -345,12 +394,12 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
                 t = int(x[4]) + int(x[5]) / 1e6  # end of the transaction
                 if s0["t"] <= t < s1["t"]:
                     in_window += 1
-    if late:
-        raise RuntimeError("pgbench ended before the second reading: the machine is too busy "
-                           "for this window")
     if reported != logged:
         raise RuntimeError(f"pgbench reported {reported} transactions, its log has {logged}")
     cpu, sw, gone, (busy, nice, steal) = window(s0, s1)
+    if late or gone:
+        raise Late("pgbench ended before the second reading" if late else
+                   f"{len(gone)} server process(es) exited within the window: {gone}", reported)
     dt = s1["t"] - s0["t"]
     n = max(1, in_window)
     pgb_cpu = s1["pgbench"] - s0["pgbench"]
@@ -359,7 +408,7 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     r = {
         "pgbench_transactions": reported, "logged_transactions": logged,
         "window_s": dt, "transactions": in_window, "tps": in_window / dt,
-        "cpu_ns_per_tx": cpu / n, "switches_per_tx": sw / n, "processes_gone": len(gone),
+        "cpu_ns_per_tx": cpu / n, "switches_per_tx": sw / n, "processes_gone": len(gone), "gone": gone,
         "pgbench_cpu_ns_per_tx": pgb_cpu / n, "tracer_cpu_pct": tracer_cpu / dt / 1e7,
         # of all CPUs: busy at nice <= 0, the part of it that is not this run's
         # server, pgbench or tracer (other jobs), positive nice (yields to us), steal
@@ -379,6 +428,23 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
 
 
 def run_one(a, workdir, name, diag=False):
+    """One run, made again (at most 3 times) when its window was not all steady load:
+    pgbench's first connection still open, or its end, inside the window (on a busy
+    machine with short windows)."""
+    discarded = 0
+    for attempt in range(1, 4):
+        try:
+            r = run_once(a, workdir, name, diag)
+            r["attempts"] = attempt
+            r["discarded_transactions"] = discarded
+            return r
+        except Late as e:
+            discarded += e.transactions
+            print(f"  run repeated ({name or 'untraced'}): {e}", file=sys.stderr, flush=True)
+    raise RuntimeError(f"{name or 'untraced'}: 3 runs without a steady window")
+
+
+def run_once(a, workdir, name, diag):
     if name is None:
         return pgbench_run(a, workdir)
     t = Tracer(name, a.pgdata, workdir)
@@ -533,7 +599,6 @@ def main():
             js.write(json.dumps(obj) + "\n")
             js.flush()
 
-    a.quiet = set(cluster_pids(a.pg_pid))  # the server's own processes, no client yet
     costs = probe_costs() if a.probe_cost else {}
     emit({"report": "config", "workload": a.workload, "clients": a.clients,
           "threads": a.threads, "pairs": a.pairs, "secs": a.secs, "warm": a.warm,

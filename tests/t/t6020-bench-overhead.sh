@@ -1,6 +1,9 @@
 #!/bin/bash
 test_description='bench/lib/abrun.py: interleaved untraced/traced pgbench runs, their transactions and a row per command'
 . "$(dirname "$0")"/../lib/test-lib.sh
+# Uprobes belong to the binary's file: a private copy keeps other clusters' transactions
+# out of the program run counts, and other tracers' probes out of this server.
+. "$TEST_LIB"/pgcopy.sh
 . "$TEST_LIB"/pg.sh
 
 ABRUN="$TEST_ROOT/bench/lib/abrun.py"
@@ -10,10 +13,10 @@ test_expect_success 'set up a cluster' '
 '
 
 # Figures are not asserted (timings never are): the counts behind them are. Windows of
-# 0.4 s after 0.3 s: each pgbench run is one second (-T rounds up window + 0.3 s).
+# 0.4 s after 0.2 s: each pgbench run is one second (-T rounds up window + 0.3 s).
 test_expect_success 'two pairs of two commands: every run counted from pgbench, a row per command' '
 	before=$(pg_sql "select xact_commit from pg_stat_database where datname = current_database()") &&
-	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 2 --secs 0.4 --warm 0.3 \
+	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 2 --secs 0.4 --warm 0.2 \
 		--clients 2 --threads 1 --commands tps,watch-xid-poll --diag tps --json ab.json >ab.out 2>ab.err &&
 	pg_sql "select pg_stat_force_next_flush()" >/dev/null &&
 	sleep 1 &&
@@ -31,8 +34,9 @@ for r in runs:
     # the harness counts pgbench own log: all of it, and the window is a part
     assert r[\"logged_transactions\"] == r[\"pgbench_transactions\"] > 0, r
     assert 0 < r[\"transactions\"] < r[\"pgbench_transactions\"], r
-    assert r[\"cpu_ns_per_tx\"] > 0 and r[\"processes_gone\"] == 0, r
-total = sum(r[\"pgbench_transactions\"] for r in runs)
+    assert r[\"cpu_ns_per_tx\"] > 0 and r[\"processes_gone\"] == 0 and r[\"attempts\"] <= 3, r
+# (with those of runs made again: a window that was not all steady load)
+total = sum(r[\"pgbench_transactions\"] + r[\"discarded_transactions\"] for r in runs)
 grew = $after - $before
 # the cluster also commits the statements of psql and of pgbench sessions themselves
 assert total <= grew <= total + 100, (total, grew)
