@@ -5,7 +5,7 @@
 #    `dec; jnz`, 2K user instructions, K branches): dbtap stat -e instructions:u,branches:u
 #    -p PID must report about 2K and K (plus the few hundred the signal return costs).
 # 2. PostgreSQL: instructions:u per statement of `select count(*) from generate_series(1, N)`
-#    for N and 2N with --per query: the instructions per row (the difference over N) is
+#    for N and 2N with --by query: the instructions per row (the difference over N) is
 #    printed, with p50/p99 and IPC, for comparison with perf stat -e instructions:u -t TID
 #    run by hand around the same statements.
 # Needs root, a built tree (make), and a PMU. Prints figures and ratios; exits 1 when a
@@ -55,14 +55,14 @@ for k in 10000000 100000000; do
 	ratio_check "branches:u, K=$k" "$br" "$k"
 done
 
-echo "== 2. PostgreSQL: instructions:u per statement, --per query"
+echo "== 2. PostgreSQL: instructions:u per statement, --by query"
 . "$ROOT/tests/lib/pg.sh" 2>/dev/null || true
 TRASH=$tmp
 test_atexit() { :; }
 test_skip_all() { echo "skipped: $*"; exit $fail; }
 if pg_start hw >/dev/null 2>&1; then
 	for n in 100000 200000; do
-		"$DBTAP" -j stat -e instructions:u,cycles:u --pg="$PGDATA" --per query \
+		"$DBTAP" -j stat -e instructions:u,cycles:u --pg="$PGDATA" --by query \
 			>"$tmp/q$n.json" 2>"$tmp/q$n.err" &
 		spid=$!
 		until grep -q '^counting' "$tmp/q$n.err"; do sleep 0.05; done
@@ -72,13 +72,14 @@ if pg_start hw >/dev/null 2>&1; then
 		kill -INT $spid; wait $spid
 		python3 - "$tmp/q$n.json" $n <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-r = [x for x in rows if x.get("query", "").endswith("as hw from generate_series($2, $3)")][0]
+rows = [json.loads(l) for l in open(sys.argv[1])][-1]["statements"]
+r = [x for x in rows if x["query"].endswith("as hw from generate_series($2, $3)")][0]
 ins = r["events"]["instructions:u"]
 cyc = r["events"]["cycles:u"]
-print(f"N={sys.argv[2]:>7}: calls {r['calls']}, instructions:u mean {ins['mean']:.0f} "
-      f"p50 {ins['p50']} p99 {ins['p99']}, IPC {ins['mean'] / cyc['mean']:.2f}")
-open(sys.argv[1] + ".mean", "w").write(str(ins["mean"]))
+print(f"N={sys.argv[2]:>7}: calls {r['calls']}, instructions:u mean {ins['mean_per_call']:.0f} "
+      f"p50 {ins['p50_per_call']} p99 {ins['p99_per_call']}, "
+      f"IPC {ins['mean_per_call'] / cyc['mean_per_call']:.2f}")
+open(sys.argv[1] + ".mean", "w").write(str(ins["mean_per_call"]))
 PY
 	done
 	a=$(cat "$tmp/q100000.json.mean"); b=$(cat "$tmp/q200000.json.mean")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/stat-rss.sh: peak resident memory of `dbtap stat --per query` with the statement
+# bench/stat-rss.sh: peak resident memory of `dbtap stat --by query` with the statement
 # map full (4,096 distinct statement shapes), on a throwaway cluster.
 #
 # Each shape `select $i as dbtap_rss_N` normalizes to a statement of its own; every shape
@@ -30,7 +30,7 @@ python3 - "$DBTAP" "$TRASH" "$PGDATA" <<'PY' &
 import os, subprocess, sys
 dbtap, trash, pgdata = sys.argv[1:4]
 with open(f"{trash}/stat.json", "w") as out, open(f"{trash}/stat.err", "w") as err:
-    p = subprocess.Popen([dbtap, "-j", "stat", "--per", "query", "-e", "task-clock,page-faults",
+    p = subprocess.Popen([dbtap, "-j", "stat", "--by", "query", "-e", "task-clock,page-faults",
                           "-i", "1", "--pg", pgdata], stdout=out, stderr=err)
     with open(f"{trash}/stat.pid", "w") as f:
         f.write(str(p.pid))
@@ -56,7 +56,7 @@ lines = [json.loads(l) for l in open(path) if l.strip()]
 summ = [l for l in lines if l.get("report") == "summary"]
 s = summ[-1] if summ else {}
 print(f"shapes run:           {shapes} x {repeat}")
-print(f"statements reported:  {s.get('statements')}")
+print(f"statements reported:  {len(s.get('statements', []))}")
 print(f"dropped:              {s.get('dropped')}")
 print(f"dbtap exit status:    {rc}")
 print(f"peak RSS (VmHWM):     {kb / 1024:.1f} MB")

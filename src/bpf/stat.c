@@ -80,7 +80,7 @@ static int check_probes(const char *binary, const char *provider, const char *co
 		if (!usdt_list_find(&l, provider, names[i])) {
 			error("'%s' has no USDT probe %s:%s", binary, provider, names[i]);
 			if (!l.n)
-				hint("the binary has no USDT probes at all: --per query and --per "
+				hint("the binary has no USDT probes at all: --by query and --by "
 				     "transaction need a PostgreSQL built with --enable-dtrace "
 				     "(Debian's and PGDG's packages are); plain counting works without");
 			else
@@ -132,7 +132,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	*out = NULL;
 	if (!names) {
 		error("this PostgreSQL is older than any version dbtap knows the probes of");
-		hint("--per needs PostgreSQL 9 or later; plain counting works on any process");
+		hint("--by query|transaction needs PostgreSQL 9 or later; plain counting works on any process");
 		return EXIT_FAIL;
 	}
 	if (!t->binary) {
@@ -184,9 +184,10 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	for (int e = 0; e < nev; e++) {
 		if (p->err[e] == EACCES || p->err[e] == EPERM) {
 			/* per-CPU counters and BPF programs need privileges, whatever the event */
-			error("--per needs privileges: per-CPU counters and BPF programs");
+			error("--by %s needs privileges: per-CPU counters and BPF programs",
+			      per_query ? "query" : "transaction");
 			hint("run as root (or with CAP_PERFMON and CAP_BPF); plain counting of "
-			     "your own processes works without: drop --per");
+			     "your own processes works without: drop --by");
 			stat_probe_destroy(p);
 			return EXIT_FAIL;
 		}

@@ -10,93 +10,119 @@
 
 #include "bpf/stat.h"
 #include "cmd/cmd.h"
+#include "cmd/frame.h"
 #include "perf/counter.h"
 #include "perf/event.h"
-#include "pg/probes.h"
-#include "report/hist.h"
-#include "report/jsonread.h"
+#include "report/savedrun.h"
 #include "report/stmt.h"
-#include "target/proc.h"
+#include "target/label.h"
 #include "target/target.h"
 #include "util/error.h"
-#include "util/file.h"
 #include "util/json.h"
-#include "util/runloop.h"
 #include "util/strbuf.h"
 
-enum stat_per { PER_NONE, PER_PROCESS, PER_THREAD, PER_QUERY, PER_TRANSACTION };
-static const char *const per_names[] = { "", "process", "thread", "query", "transaction" };
+/* --by: what the figures are split by. tid and transaction are stat's own keys. */
+enum stat_by { SB_NONE, SB_PID, SB_TID, SB_TYPE, SB_DATABASE, SB_USER, SB_QUERY, SB_TRANSACTION };
+static const struct {
+	const char *name, *array, *column;
+} by_keys[] = {
+	[SB_NONE] = { "", "", "" },
+	[SB_PID] = { "pid", "processes", "PID" },
+	[SB_TID] = { "tid", "processes", "TID" },
+	[SB_TYPE] = { "type", "types", "TYPE" },
+	[SB_DATABASE] = { "database", "databases", "DATABASE" },
+	[SB_USER] = { "user", "users", "USER" },
+	[SB_QUERY] = { "query", "statements", "" },
+	[SB_TRANSACTION] = { "transaction", "transactions", "" },
+};
+#define NBY (int)(sizeof(by_keys) / sizeof(by_keys[0]))
+/* --per WHAT, the older spelling: the --by key each word stands for */
+static const struct {
+	const char *per;
+	enum stat_by by;
+} per_alias[] = {
+	{ "process", SB_PID }, { "thread", SB_TID }, { "query", SB_QUERY },
+	{ "transaction", SB_TRANSACTION },
+};
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: dbtap stat [-e EVENT[,EVENT...]] [--pg [TARGET] | -p PID[,PID] | -t TID]\n"
-		"                  [--per process|thread|query|transaction] [-i SECS] [-d SECS]\n"
-		"                  [--compare OTHER] [--top N] [--sort KEY] [-j]\n\n"
+enum { OPT_BY = FRAME_KEY_LONG, OPT_PER, OPT_COMPARE, OPT_TOP, OPT_SORT };
+
+static const struct frame_opt stat_opts[] = {
+	{ "event", 'e', required_argument, "EVENT[,EVENT...]",
+	  "events by perf's names: task-clock, cpu-clock, context-switches,\n"
+	  "cpu-migrations, page-faults, minor-faults, major-faults,\n"
+	  "instructions, cycles, branches, branch-misses, cache-references,\n"
+	  "cache-misses, L1-dcache-load-misses, dTLB-load-misses, rNNNN (raw),\n"
+	  "PMU names libpfm4 knows; :u :k modifiers (default: task-clock,\n"
+	  "context-switches, cpu-migrations, page-faults, cycles, instructions,\n"
+	  "branches, branch-misses)" },
+	FRAME_OPTS_TARGET,
+	{ "by", OPT_BY, required_argument, "pid|tid|type|database|user|query|transaction",
+	  "split the counts: per process, thread, backend type, database or\n"
+	  "user; query, transaction: read in the kernel per statement (USDT)" },
+	{ "per", OPT_PER, required_argument, "WHAT",
+	  "the older spelling of --by: process (pid), thread (tid), query,\n"
+	  "transaction", FRAME_OPT_CMD, true },
+	FRAME_OPTS_TIME,
+	{ "compare", OPT_COMPARE, required_argument, "OTHER",
+	  "a second target measured the same way, side by side:\n"
+	  "pid:PID[,PID], tid:TID, pg:[TARGET], or FILE: a run saved\n"
+	  "with 'dbtap -j stat ... > FILE'" },
+	{ "top", OPT_TOP, required_argument, "N", "statements printed per report (default 10; -j: all)" },
+	{ "sort", OPT_SORT, required_argument, "KEY",
+	  "which statements --top keeps, largest first: wall (total wall\n"
+	  "time, the default), mean, p99 (wall time per call), calls, or an\n"
+	  "-e event's total" },
+	FRAME_OPTS_GLOBAL,
+	FRAME_OPT_END,
+};
+
+static const struct frame_cmd stat_frame = {
+	.name = "stat",
+	.about =
 		"Counts events as perf stat does, for a cluster, processes or one thread. With\n"
-		"--per query or --per transaction the counters are read in the kernel at\n"
-		"PostgreSQL's USDT probes: each statement's own counts, its CPUs, its migrations.\n\n"
-		"  -e, --event LIST     events by perf's names: task-clock, cpu-clock,\n"
-		"                       context-switches, cpu-migrations, page-faults,\n"
-		"                       minor-faults, major-faults, instructions, cycles,\n"
-		"                       branches, branch-misses, cache-references, cache-misses,\n"
-		"                       L1-dcache-load-misses, dTLB-load-misses, iTLB-load-misses,\n"
-		"                       rNNNN (raw), PMU names libpfm4 knows; :u :k modifiers\n"
-		"                       (default: task-clock, context-switches, cpu-migrations,\n"
-		"                       page-faults, cycles, instructions, branches, branch-misses)\n"
-		"      --pg [TARGET]    every process of a cluster, later backends included\n"
-		"                       (data directory, port or postmaster pid; alone, or\n"
-		"                       with no target option at all: the only cluster)\n"
-		"  -p PID[,PID]         those processes and all their threads\n"
-		"  -t TID               one thread\n"
-		"      --per WHAT       process, thread: a report per process or thread;\n"
-		"                       query, transaction: counts per statement (USDT)\n"
-		"  -i, --interval SECS  a report every SECS, with the figures of that interval\n"
-		"  -d, --duration SECS  stop after SECS (default: at Ctrl-C)\n"
-		"      --compare OTHER  a second target measured the same way, side by side:\n"
-		"                       pid:PID[,PID], tid:TID, pg:[TARGET], or FILE: a run\n"
-		"                       saved with 'dbtap -j stat ... > FILE'\n"
-		"      --top N          statements printed per report (default 10; -j: all)\n"
-		"      --sort KEY       which statements --top keeps, largest first: wall (total\n"
-		"                       wall time, the default), mean, p99 (wall time per call),\n"
-		"                       calls, or an -e event's total\n"
-		"  -j, --json           one JSON object per report line\n");
-}
+		"--by query or --by transaction the counters are read in the kernel at\n"
+		"PostgreSQL's USDT probes: each statement's own counts, its CPUs, its migrations.\n",
+	.examples =
+		"  dbtap stat --pg -d 5                          the cluster's counts over 5 s\n"
+		"  dbtap stat --pg --by type -e task-clock -i 1  CPU time per backend type\n"
+		"  dbtap stat --pg --by query -e task-clock,page-faults --top 5\n",
+	.opts = stat_opts,
+};
 
 struct stat_cmd {
+	struct frame f;
 	struct perf_event_desc *evs;
 	int nev;
-	enum stat_per per;
-	struct time_opts time;
+	enum stat_by by;
 	const char *compare;
 	int top;
 	int sort; /* SORT_* or an event's index: what --top keeps the largest of */
-	struct target_opts topts;
+	const char *sort_arg;
+	struct strbuf events;
+	struct side *sides;
+	int nsides;
 };
 
 /* --sort: statements by their total wall time (default), mean, p99, calls, or an event. */
 enum { SORT_WALL = -1, SORT_MEAN = -2, SORT_P99 = -3, SORT_CALLS = -4 };
 
-/* A run saved with -j, compared with: its total lines. */
-struct saved_run {
-	struct jv **lines;
-	int nlines;
-	const struct jv *total;    /* counting modes: the last "total" line */
-	const struct jv **rows;    /* per statement: the "total" statement lines */
-	int nrows;
-};
-
 /* A measured side: the target and its counters or its per-statement probe. */
 struct side {
-	struct saved_run *saved;   /* --compare FILE: nothing is measured */
+	struct savedrun saved;     /* --compare FILE: nothing is measured */
+	bool is_saved;
 	struct target t;
 	char *desc;
 	struct counter_set cs;
 	bool cs_init;
 	struct stat_probe *probe;
 	struct stmt_table prev; /* per statement: the previous report's table, for intervals */
-	struct stat_drops drops;
 };
+
+static bool by_stmt(enum stat_by by)
+{
+	return by == SB_QUERY || by == SB_TRANSACTION;
+}
 
 /* ---- counting modes ---- */
 
@@ -115,7 +141,7 @@ static int side_open_counters(struct side *s, const struct stat_cmd *c)
 {
 	counter_set_init(&s->cs, c->evs, c->nev);
 	s->cs_init = true;
-	return counter_set_open_target(&s->cs, &s->t, c->per == PER_THREAD);
+	return counter_set_open_target(&s->cs, &s->t, c->by == SB_TID);
 }
 
 /* Says once, on stderr, which events cannot be counted and why. */
@@ -150,6 +176,7 @@ static int report_open_errors(const struct stat_cmd *c, const int *err, int coun
 	return counted ? 0 : EXIT_FAIL;
 }
 
+
 static void warn_multiplexing(const struct stat_cmd *c, const int *err)
 {
 	int hw = 0;
@@ -182,15 +209,18 @@ static void fill_figures(const struct stat_cmd *c, const int *err,
 	counter_metrics_compute(c->evs, f->val, f->counted, c->nev, seconds, &f->m);
 }
 
-/* Units summed: counts add up, enabled/running is the longest (threads run side by side). */
-static void side_figures(const struct stat_cmd *c, struct side *s, int unit, bool since_start,
-			 double seconds, struct figures *f)
+/*
+ * The units of group g summed (group NULL: every unit): counts add up, enabled and
+ * running are the longest (threads and processes run side by side).
+ */
+static void side_figures(const struct stat_cmd *c, struct side *s, const int *group, int g,
+			 bool since_start, double seconds, struct figures *f)
 {
 	struct counter_value w[STAT_MAX_EVENTS], sum[STAT_MAX_EVENTS];
 
 	memset(sum, 0, sizeof(sum));
 	for (int u = 0; u < s->cs.nunits; u++) {
-		if (unit >= 0 && u != unit)
+		if (group && group[u] != g)
 			continue;
 		unit_window(&s->cs, u, since_start, w);
 		for (int e = 0; e < c->nev; e++) {
@@ -287,26 +317,19 @@ static void print_figures_text(const struct stat_cmd *c, const struct figures *f
 	}
 }
 
-static void json_figures(struct json *j, const char *key, const struct stat_cmd *c,
-			 const struct figures *f)
+static void json_figures(struct json *j, const struct stat_cmd *c, const struct figures *f)
 {
-	json_object_begin(j, key);
+	json_object_begin(j, "events");
 	for (int e = 0; e < c->nev; e++) {
-		json_object_begin(j, c->evs[e].name);
-		json_bool(j, "counted", f->counted[e]);
-		if (f->counted[e]) {
-			json_uint(j, "value", (uint64_t)llround(f->val[e]));
-			json_str(j, "unit", counter_event_is_clock(&c->evs[e]) ? "ns" : "");
-			json_double(j, "per_s", f->seconds > 0 ? f->val[e] / f->seconds : NAN);
-			json_double(j, "running_pct", f->pct[e]);
-		} else {
-			json_null(j, "value");
-			json_str(j, "reason", fig_reason(c, f, e));
-		}
-		json_object_end(j);
+		struct savedrun_count v = {
+			.counted = f->counted[e], .value = f->val[e], .pct = f->pct[e],
+			.reason = f->counted[e] ? NULL : fig_reason(c, f, e),
+		};
+		savedrun_write_count(j, c->evs[e].name, counter_event_is_clock(&c->evs[e]), &v,
+				     f->seconds);
 	}
 	json_object_end(j);
-	json_object_begin(j, key == NULL ? "metrics" : "metrics");
+	json_object_begin(j, "metrics");
 	for (int m = 0; m < METRIC_NR; m++) {
 		if (f->m.ok[m])
 			json_double(j, counter_metric_key(m), f->m.v[m]);
@@ -325,124 +348,212 @@ static double rate_ratio(const struct figures *a, const struct figures *b, int e
 	return (b->val[e] / b->seconds) / (a->val[e] / a->seconds);
 }
 
-/* A saved counting run's total as figures of the events counted now. */
-static void saved_figures(const struct stat_cmd *c, const struct saved_run *sr,
+/* A saved counting run's summary as figures of the events counted now. */
+static void saved_figures(const struct stat_cmd *c, const struct savedrun *sr,
 			  struct figures *f)
 {
-	const struct jv *evs = jv_get(sr->total, "events");
-
 	memset(f, 0, sizeof(*f));
 	f->nev = c->nev;
-	f->seconds = jv_num(jv_get(sr->total, "seconds"), 0);
+	f->seconds = sr->duration_s;
 	for (int e = 0; e < c->nev; e++) {
-		const struct jv *o = jv_get(evs, c->evs[e].name);
-		if (!o) {
-			f->reason[e] = "not in the saved run";
-			continue;
-		}
-		f->counted[e] = jv_bool(jv_get(o, "counted"), false);
-		f->val[e] = jv_num(jv_get(o, "value"), 0);
-		f->pct[e] = jv_num(jv_get(o, "running_pct"), 100);
-		if (!f->counted[e])
-			f->reason[e] = jv_str(jv_get(o, "reason"), "not counted");
+		struct savedrun_count v;
+		savedrun_count(sr, c->evs[e].name, counter_event_is_clock(&c->evs[e]), &v);
+		f->counted[e] = v.counted;
+		f->val[e] = v.value;
+		f->pct[e] = v.pct;
+		f->reason[e] = v.reason;
 	}
 	counter_metrics_compute(c->evs, f->val, f->counted, c->nev, f->seconds, &f->m);
 }
 
-static const char *unit_type(struct side *s, pid_t pid)
+/* One row of a --by pid|tid|type|database|user report: a unit, or the units of a label. */
+struct group {
+	struct pid_label l;
+	pid_t pid, tid;   /* --by pid|tid: the unit's */
+	int nunits;
+	bool gone;        /* every unit in it has exited */
+};
+
+static const char *group_key(const struct group *g, enum stat_by by)
 {
-	if (s->t.kind != TARGET_PG)
-		return NULL;
-	if (pid == s->t.pg.postmaster)
-		return "postmaster (and the processes it forked since)";
-	const char *ty = target_proc_type(&s->t, pid);
-	return ty && *ty ? ty : NULL;
+	return by == SB_DATABASE ? g->l.database : by == SB_USER ? g->l.user : g->l.type;
 }
 
-static void report_counters(const struct stat_cmd *c, struct side *sides, int nsides,
-			    const char *kind, double t_s, double seconds, bool since_start)
+/* The rows of the split: unit u is in row group_of[u]. Returns the number of rows. */
+static int split_units(struct stat_cmd *c, struct side *s, struct group *g, int *group_of)
 {
+	int n = 0;
+
+	for (int u = 0; u < s->cs.nunits; u++) {
+		const struct counter_unit *cu = &s->cs.units[u];
+		struct group x = { .pid = cu->pid, .tid = cu->tid, .nunits = 1, .gone = cu->gone };
+		int k = n;
+
+		target_label(&s->t, cu->pid, NULL, 0, &x.l);
+		if (c->by != SB_PID && c->by != SB_TID)
+			for (k = 0; k < n; k++)
+				if (!strcmp(group_key(&g[k], c->by), group_key(&x, c->by)))
+					break;
+		if (k == n) {
+			g[n++] = x;
+		} else {
+			g[k].nunits++;
+			g[k].gone = g[k].gone && x.gone;
+		}
+		group_of[u] = k;
+	}
+	return n;
+}
+
+/* The text label of a row: its pid or tid, or its type, database or user ("-": none). */
+static const char *group_text(const struct stat_cmd *c, const struct side *s,
+			      const struct group *g, char *buf, size_t len)
+{
+	const char *k = group_key(g, c->by);
+
+	if (c->by == SB_PID || c->by == SB_TID)
+		snprintf(buf, len, "%d", c->by == SB_TID && g->tid ? g->tid : g->pid);
+	else if (c->by == SB_TYPE && s->t.kind == TARGET_PG && !strcmp(k, "postmaster"))
+		snprintf(buf, len, "postmaster (and the processes it forked since)");
+	else
+		snprintf(buf, len, "%s", *k ? k : "-");
+	return buf;
+}
+
+static void report_split(struct stat_cmd *c, const struct frame_report *r)
+{
+	struct side *s = &c->sides[0];
+	bool since_start = r->kind == FRAME_SUMMARY;
+	struct group *g = calloc(s->cs.nunits ? s->cs.nunits : 1, sizeof(*g));
+	int *group_of = calloc(s->cs.nunits ? s->cs.nunits : 1, sizeof(*group_of));
+	int n, w = 3;
+	struct figures f;
+	struct json j;
+	char label[128];
+
+	if (!g || !group_of) {
+		warning("out of memory: no report");
+		free(g);
+		free(group_of);
+		return;
+	}
+	n = split_units(c, s, g, group_of);
+	if (global.json) {
+		json_init(&j);
+		frame_json_begin(&j, r);
+		json_str(&j, "target", s->desc);
+		json_array_begin(&j, by_keys[c->by].array);
+		for (int k = 0; k < n; k++) {
+			side_figures(c, s, group_of, k, since_start, r->span_s, &f);
+			json_object_begin(&j, NULL);
+			if (c->by == SB_PID || c->by == SB_TID) {
+				json_int(&j, "pid", g[k].pid);
+				if (g[k].tid && g[k].tid != g[k].pid)
+					json_int(&j, "tid", g[k].tid);
+				json_str(&j, "type", g[k].l.type);
+				json_str(&j, "user", g[k].l.user[0] ? g[k].l.user : NULL);
+				json_str(&j, "database", g[k].l.database[0] ? g[k].l.database : NULL);
+				json_bool(&j, "exited", g[k].gone);
+			} else {
+				const char *v = group_key(&g[k], c->by);
+				json_str(&j, by_keys[c->by].name, *v ? v : NULL);
+				json_int(&j, "process_count", g[k].nunits);
+			}
+			json_figures(&j, c, &f);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		goto out;
+	}
+	frame_text_head(stdout, r);
+	printf("performance counter stats per %s, %s:\n", by_keys[c->by].name, s->desc);
+	for (int k = 0; k < n; k++)
+		w = frame_width(w, group_text(c, s, &g[k], label, sizeof(label)));
+	if (c->nev > 4) {
+		/* too many columns for a table under 100 columns: blocks */
+		for (int k = 0; k < n; k++) {
+			side_figures(c, s, group_of, k, since_start, r->span_s, &f);
+			printf("\n %s %s%s%s%s:\n\n", by_keys[c->by].name,
+			       group_text(c, s, &g[k], label, sizeof(label)),
+			       c->by == SB_PID || c->by == SB_TID ? " " : "",
+			       c->by == SB_PID || c->by == SB_TID ? g[k].l.type : "",
+			       g[k].gone ? ", exited" : "");
+			print_figures_text(c, &f);
+		}
+		goto out;
+	}
+	/* a table: one row per process, thread or label, one column per event */
+	printf("\n %-*s", w, by_keys[c->by].column);
+	for (int e = 0; e < c->nev; e++) {
+		char h[PERF_EVENT_NAME_MAX + 8];
+		snprintf(h, sizeof(h), "%s%s", c->evs[e].name,
+			 counter_event_is_clock(&c->evs[e]) ? "(ms)" : "");
+		printf(" %16.16s", h);
+	}
+	printf("  %s\n", c->by == SB_PID || c->by == SB_TID ? "TYPE" : "PROCESSES");
+	for (int k = 0; k < n; k++) {
+		side_figures(c, s, group_of, k, since_start, r->span_s, &f);
+		printf(" %-*s", w, group_text(c, s, &g[k], label, sizeof(label)));
+		for (int e = 0; e < c->nev; e++) {
+			char num[64];
+			if (!f.counted[e])
+				printf(" %16s", f.err[e] ? "<not supported>" : "<not counted>");
+			else if (counter_event_is_clock(&c->evs[e]))
+				printf(" %16.2f", f.val[e] / 1e6);
+			else
+				printf(" %16s", fmt_count(f.val[e], num, sizeof(num)));
+		}
+		if (c->by == SB_PID || c->by == SB_TID)
+			printf("  %s%s\n", g[k].l.type, g[k].gone ? " (exited)" : "");
+		else
+			printf("  %d\n", g[k].nunits);
+	}
+out:
+	free(g);
+	free(group_of);
+}
+
+static void report_counters(struct stat_cmd *c, const struct frame_report *r)
+{
+	struct side *sides = c->sides;
+	bool since_start = r->kind == FRAME_SUMMARY;
+	double seconds = r->span_s;
 	struct figures f, g;
 	struct json j;
 
-	json_init(&j);
-	if (c->per == PER_PROCESS || c->per == PER_THREAD) {
-		struct side *s = &sides[0];
-		for (int u = 0; u < s->cs.nunits; u++) {
-			struct counter_unit *cu = &s->cs.units[u];
-			const char *ty = unit_type(s, cu->pid);
-			side_figures(c, s, u, since_start, seconds, &f);
-			if (global.json) {
-				json_object_begin(&j, NULL);
-				json_str(&j, "report", kind);
-				json_double(&j, "time_s", t_s);
-				json_double(&j, "seconds", seconds);
-				json_str(&j, "per", per_names[c->per]);
-				json_int(&j, "pid", cu->pid);
-				if (cu->tid)
-					json_int(&j, "tid", cu->tid);
-				json_str(&j, "type", ty);
-				json_bool(&j, "exited", cu->gone);
-				json_figures(&j, "events", c, &f);
-				json_object_end(&j);
-				json_flush_line(&j, stdout);
-			} else if (c->nev > 4) {
-				/* too many columns for a table under 100 columns: blocks */
-				printf("\n %s %d%s%s%s (%.2f s):\n\n",
-				       cu->tid ? "thread" : "pid", cu->tid ? cu->tid : cu->pid,
-				       ty ? " " : "", ty ? ty : "", cu->gone ? ", exited" : "",
-				       seconds);
-				print_figures_text(c, &f);
-			} else {
-				/* a table: one row per process or thread, one column per event */
-				if (u == 0) {
-					printf("\n Performance counter stats per %s, %s (%.2f s):\n\n",
-					       per_names[c->per], s->desc, seconds);
-					printf(" %8s", c->per == PER_THREAD ? "TID" : "PID");
-					for (int e = 0; e < c->nev; e++) {
-						char h[PERF_EVENT_NAME_MAX + 8];
-						snprintf(h, sizeof(h), "%s%s", c->evs[e].name,
-							 counter_event_is_clock(&c->evs[e]) ? "(ms)" : "");
-						printf(" %16.16s", h);
-					}
-					printf("  %s\n", s->t.kind == TARGET_PG ? "TYPE" : "");
-				}
-				printf(" %8d", cu->tid ? cu->tid : cu->pid);
-				for (int e = 0; e < c->nev; e++) {
-					char num[64];
-					if (!f.counted[e])
-						printf(" %16s", f.err[e] ? "<not supported>" : "<not counted>");
-					else if (counter_event_is_clock(&c->evs[e]))
-						printf(" %16.2f", f.val[e] / 1e6);
-					else
-						printf(" %16s", fmt_count(f.val[e], num, sizeof(num)));
-				}
-				printf("  %s%s\n", ty ? ty : "", cu->gone ? " (exited)" : "");
-			}
-		}
-		json_release(&j);
+	for (int i = 0; i < c->nsides; i++)
+		if (!sides[i].is_saved)
+			counter_set_read(&sides[i].cs);
+	if (c->by != SB_NONE) {
+		report_split(c, r);
 		return;
 	}
-	side_figures(c, &sides[0], -1, since_start, seconds, &f);
-	if (nsides > 1)
-		sides[1].saved ? saved_figures(c, sides[1].saved, &g) :
-				 side_figures(c, &sides[1], -1, since_start, seconds, &g);
+	side_figures(c, &sides[0], NULL, 0, since_start, seconds, &f);
+	if (c->nsides > 1) {
+		if (sides[1].is_saved)
+			saved_figures(c, &sides[1].saved, &g);
+		else
+			side_figures(c, &sides[1], NULL, 0, since_start, seconds, &g);
+	}
 	if (global.json) {
-		json_object_begin(&j, NULL);
-		json_str(&j, "report", kind);
-		json_double(&j, "time_s", t_s);
-		json_double(&j, "seconds", seconds);
+		json_init(&j);
+		frame_json_begin(&j, r);
 		json_str(&j, "target", sides[0].desc);
-		json_figures(&j, "events", c, &f);
-		if (nsides > 1) {
+		json_figures(&j, c, &f);
+		if (c->nsides > 1) {
 			json_object_begin(&j, "compare");
 			json_str(&j, "target", sides[1].desc);
-			json_figures(&j, "events", c, &g);
+			if (sides[1].is_saved)
+				json_double(&j, "duration_s", g.seconds);
+			json_figures(&j, c, &g);
 			json_object_begin(&j, "ratio");
 			for (int e = 0; e < c->nev; e++) {
-				double r = rate_ratio(&f, &g, e);
-				if (!isnan(r))
-					json_double(&j, c->evs[e].name, r);
+				double q = rate_ratio(&f, &g, e);
+				if (!isnan(q))
+					json_double(&j, c->evs[e].name, q);
 				else
 					json_null(&j, c->evs[e].name);
 			}
@@ -454,17 +565,16 @@ static void report_counters(const struct stat_cmd *c, struct side *sides, int ns
 		json_release(&j);
 		return;
 	}
-	json_release(&j);
-	if (nsides == 1) {
+	frame_text_head(stdout, r);
+	if (c->nsides == 1) {
 		/* perf divides by task-clock; dbtap by the window's wall time: say which */
-		printf("\n Performance counter stats for %s (%.2f s%s; /sec is per wall-clock "
-		       "second):\n\n", sides[0].desc, seconds, since_start ? "" : ", interval");
+		printf("performance counter stats for %s (/sec is per wall-clock second):\n\n",
+		       sides[0].desc);
 		print_figures_text(c, &f);
 		return;
 	}
-	printf("\n Counter stats, %.2f s%s:\n   A: %s\n   B: %s%s\n\n", seconds,
-	       since_start ? "" : ", interval", sides[0].desc, sides[1].desc,
-	       sides[1].saved ? "\n   (B/A compares per-second rates: the windows differ)" : "");
+	printf("counter stats\n   A: %s\n   B: %s%s\n\n", sides[0].desc, sides[1].desc,
+	       sides[1].is_saved ? "\n   (B/A compares per-second rates: the windows differ)" : "");
 	printf(" %-24s %18s %18s %9s\n", "event", "A", "B", "B/A");
 	for (int e = 0; e < c->nev; e++) {
 		char a[64], b[64];
@@ -508,6 +618,11 @@ struct rowview {
 	struct stmt_fig wall, cs, migr;
 };
 
+static enum savedrun_unit ev_unit(const struct perf_event_desc *ev)
+{
+	return counter_event_is_clock(ev) ? SAVEDRUN_NS : SAVEDRUN_COUNT;
+}
+
 static void rowview_live(const struct stat_cmd *c, const struct side *s, const struct stmt_row *r,
 			 struct rowview *v)
 {
@@ -532,67 +647,30 @@ static void rowview_live(const struct stat_cmd *c, const struct side *s, const s
 	stmt_row_fig(r, STAT_FIG_MIGR, -1, &v->migr);
 }
 
-static void figsum_json_read(const struct jv *o, struct stmt_fig *s)
+static void rowview_saved(const struct stat_cmd *c, const struct savedrun *sr, int i,
+			  struct rowview *v)
 {
-	memset(s, 0, sizeof(*s));
-	if (!o || !jv_bool(jv_get(o, "counted"), false))
-		return;
-	s->ok = true;
-	s->sum = jv_num(jv_get(o, "sum"), 0);
-	s->mean = jv_num(jv_get(o, "mean"), 0);
-	s->p50 = jv_num(jv_get(o, "p50"), 0);
-	s->p99 = jv_num(jv_get(o, "p99"), 0);
-	s->max = jv_num(jv_get(o, "max"), 0);
-	s->n = jv_num(jv_get(o, "calls_counted"), 0);
-}
-
-static void rowview_saved(const struct stat_cmd *c, const struct jv *line, struct rowview *v)
-{
-	const struct jv *evs = jv_get(line, "events"), *cpus = jv_get(line, "cpus");
+	struct savedrun_row r;
+	const char *why;
 
 	memset(v, 0, sizeof(*v));
-	if (!line)
-		return;
+	savedrun_row(sr, i, &r);
 	v->present = true;
-	v->text = jv_str(jv_get(line, c->per == PER_QUERY ? "query" : "outcome"), "?");
-	v->calls = jv_num(jv_get(line, "calls"), 0);
-	v->multi_cpu = jv_num(jv_get(line, "multi_cpu_calls"), 0);
-	for (int i = 0; cpus && cpus->type == JV_ARR && i < cpus->n; i++) {
-		int cpu = jv_num(&cpus->items[i], -1);
-		if (cpu >= 0 && cpu < 64)
-			v->cpus |= 1ull << cpu;
-	}
+	v->text = r.text;
+	v->calls = r.calls;
+	v->multi_cpu = r.multi_cpu;
+	v->cpus = r.cpus;
 	for (int e = 0; e < c->nev; e++) {
-		const struct jv *o = jv_get(evs, c->evs[e].name);
 		const struct perf_event_attr *a = &c->evs[e].attr;
-		figsum_json_read(o, &v->ev[e]);
-		v->reason[e] = o ? jv_str(jv_get(o, "reason"), "not counted") : "not in the saved run";
+		savedrun_row_fig(&r, c->evs[e].name, true, ev_unit(&c->evs[e]), &v->ev[e],
+				 &v->reason[e]);
 		v->sched[e] = a->type == PERF_TYPE_SOFTWARE &&
 			      (a->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
 			       a->config == PERF_COUNT_SW_CPU_MIGRATIONS);
 	}
-	figsum_json_read(jv_get(line, "wall_ns"), &v->wall);
-	figsum_json_read(jv_get(line, "context_switches"), &v->cs);
-	figsum_json_read(jv_get(line, "cpu_migrations"), &v->migr);
-}
-
-static void json_figsum(struct json *j, const char *key, const struct stmt_fig *s,
-			const char *reason)
-{
-	json_object_begin(j, key);
-	json_bool(j, "counted", s->ok);
-	if (s->ok) {
-		json_uint(j, "sum", s->sum);
-		json_double(j, "mean", s->mean);
-		json_uint(j, "p50", s->p50);
-		json_uint(j, "p99", s->p99);
-		json_uint(j, "max", s->max);
-		json_uint(j, "calls_counted", s->n);
-	} else {
-		json_null(j, "sum");
-		json_str(j, "reason", reason);
-	}
-	json_object_end(j);
+	savedrun_row_fig(&r, "wall", false, SAVEDRUN_US, &v->wall, &why);
+	savedrun_row_fig(&r, "context_switches", false, SAVEDRUN_COUNT, &v->cs, &why);
+	savedrun_row_fig(&r, "cpu_migrations", false, SAVEDRUN_COUNT, &v->migr, &why);
 }
 
 static void json_rowview(struct json *j, const struct stat_cmd *c, const struct rowview *v)
@@ -608,12 +686,12 @@ static void json_rowview(struct json *j, const struct stat_cmd *c, const struct 
 	json_uint(j, "multi_cpu_calls", v->multi_cpu);
 	json_object_begin(j, "events");
 	for (int e = 0; e < c->nev; e++)
-		json_figsum(j, c->evs[e].name, &v->ev[e], v->reason[e]);
+		savedrun_write_fig(j, c->evs[e].name, ev_unit(&c->evs[e]), &v->ev[e], v->reason[e]);
 	json_object_end(j);
-	/* measured for every statement, asked for or not */
-	json_figsum(j, "wall_ns", &v->wall, NULL);
-	json_figsum(j, "context_switches", &v->cs, NULL);
-	json_figsum(j, "cpu_migrations", &v->migr, NULL);
+	/* measured for every statement, asked for or not; wall time is a latency: us */
+	savedrun_write_fig(j, "wall", SAVEDRUN_US, &v->wall, NULL);
+	savedrun_write_fig(j, "context_switches", SAVEDRUN_COUNT, &v->cs, NULL);
+	savedrun_write_fig(j, "cpu_migrations", SAVEDRUN_COUNT, &v->migr, NULL);
 }
 
 static void text_fig_line(const char *name, bool clock, const struct stmt_fig *s,
@@ -701,7 +779,7 @@ static void text_compare_row(const struct stat_cmd *c, const struct rowview *a,
 	}
 }
 
-/* The statements of one side for this report, as views, most called first. */
+/* The statements of one side for this report, as views, largest first by --sort. */
 struct viewset {
 	struct rowview *v;
 	int n;
@@ -771,13 +849,13 @@ static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
 
 	memset(vs, 0, sizeof(*vs));
 	if (stat_probe_read(s->probe, &snap) == 0) {
-		oom = stmt_table_from_snapshot(&snap, c->per == PER_QUERY, &now) < 0;
+		oom = stmt_table_from_snapshot(&snap, c->by == SB_QUERY, &now) < 0;
 		vs->drops = snap.drops;
 	} else {
 		oom = true;
 	}
 	stat_snapshot_free(&snap);
-	/* the final report covers the whole run; interval reports their interval */
+	/* the summary covers the whole run; interval reports their interval */
 	if (stmt_table_delta(&now, final ? &none : &s->prev, &vs->shown) < 0)
 		oom = true;
 	if (oom)
@@ -793,16 +871,18 @@ static void viewset_live(const struct stat_cmd *c, struct side *s, bool final,
 	qsort_r(vs->v, vs->n, sizeof(*vs->v), cmp_view, (void *)&c->sort);
 }
 
-static void viewset_saved(const struct stat_cmd *c, const struct saved_run *sr,
+static void viewset_saved(const struct stat_cmd *c, const struct savedrun *sr,
 			  struct viewset *vs)
 {
+	int n = savedrun_nrows(sr);
+
 	memset(vs, 0, sizeof(*vs));
-	vs->v = calloc(sr->nrows ? sr->nrows : 1, sizeof(*vs->v));
-	for (int i = 0; vs->v && i < sr->nrows; i++) {
-		rowview_saved(c, sr->rows[i], &vs->v[i]);
+	vs->v = calloc(n ? n : 1, sizeof(*vs->v));
+	for (int i = 0; vs->v && i < n; i++) {
+		rowview_saved(c, sr, i, &vs->v[i]);
 		vs->calls += vs->v[i].calls;
 	}
-	vs->n = vs->v ? sr->nrows : 0;
+	vs->n = vs->v ? n : 0;
 	qsort_r(vs->v, vs->n, sizeof(*vs->v), cmp_view, (void *)&c->sort);
 }
 
@@ -820,337 +900,177 @@ static const struct rowview *viewset_find(const struct viewset *vs, const char *
 	return NULL;
 }
 
-static void json_stmt_line(struct json *j, const struct stat_cmd *c, struct side *sides,
-			   int nsides, const char *kind, double t_s, double seconds,
-			   const struct rowview *a, const struct rowview *b)
+static void json_stmt(struct json *j, const struct stat_cmd *c, const struct rowview *a,
+		      const struct rowview *b)
 {
-	const char *text = a->present ? a->text : b->text;
-
 	json_object_begin(j, NULL);
-	json_str(j, "report", kind);
-	json_double(j, "time_s", t_s);
-	json_double(j, "seconds", seconds);
-	json_str(j, "per", per_names[c->per]);
-	json_str(j, "target", sides[0].desc);
-	json_str(j, c->per == PER_QUERY ? "query" : "outcome", text);
+	json_str(j, c->by == SB_QUERY ? "query" : "outcome", a->present ? a->text : b->text);
 	json_rowview(j, c, a);
-	if (nsides > 1) {
+	if (c->nsides > 1) {
 		json_object_begin(j, "compare");
-		json_str(j, "target", sides[1].desc);
 		json_rowview(j, c, b);
 		json_object_end(j);
 	}
 	json_object_end(j);
-	json_flush_line(j, stdout);
 }
 
-static void report_statements(const struct stat_cmd *c, struct side *sides, int nsides,
-			      const char *kind, double t_s, double seconds, bool final)
+static void json_drops(struct json *j, const struct stat_drops *d)
 {
+	json_object_begin(j, "dropped");
+	json_uint(j, "statements_map_full", d->agg_full);
+	json_uint(j, "histogram_map_full", d->hist_full);
+	json_uint(j, "in_progress_map_full", d->runs_full);
+	json_uint(j, "counter_read_errors", d->read_err);
+	json_object_end(j);
+}
+
+static void report_statements(struct stat_cmd *c, const struct frame_report *r)
+{
+	struct side *sides = c->sides;
+	int nsides = c->nsides;
+	bool final = r->kind == FRAME_SUMMARY;
 	struct viewset vs[2];
 	struct rowview none;
 	struct json j;
 	int hide[STAT_MAX_EVENTS] = { 0 };
 
 	memset(&none, 0, sizeof(none));
-	json_init(&j);
 	for (int i = 0; i < nsides; i++) {
-		if (sides[i].saved)
-			viewset_saved(c, sides[i].saved, &vs[i]);
+		if (sides[i].is_saved)
+			viewset_saved(c, &sides[i].saved, &vs[i]);
 		else
 			viewset_live(c, &sides[i], final, &vs[i]);
 	}
 	int limit = global.json ? vs[0].n : (c->top < vs[0].n ? c->top : vs[0].n);
 
-	if (!global.json) {
-		printf("\n Per %s, %.2f s%s: %s\n", per_names[c->per], seconds,
-		       final ? "" : " (interval)", sides[0].desc);
-		if (nsides > 1)
-			printf(" A: %s\n B: %s\n", sides[0].desc, sides[1].desc);
-		for (int e = 0; e < c->nev; e++) {
-			if (nsides > 1 || stat_probe_fig(sides[0].probe, e) >= 0)
-				continue;
-			hide[e] = 1;
-			printf(" %s: %s\n", c->evs[e].name,
-			       reason_of(&c->evs[e], stat_probe_errors(sides[0].probe)[e]));
+	if (global.json) {
+		json_init(&j);
+		frame_json_begin(&j, r);
+		json_str(&j, "target", sides[0].desc);
+		json_array_begin(&j, by_keys[c->by].array);
+		for (int i = 0; i < vs[0].n; i++) {
+			const struct rowview *b = nsides > 1 ? viewset_find(&vs[1], vs[0].v[i].text) : NULL;
+			json_stmt(&j, c, &vs[0].v[i], b ? b : &none);
 		}
-		if (!vs[0].n && (nsides == 1 || !vs[1].n))
-			printf("\n no %s completed\n", c->per == PER_QUERY ? "statement" : "transaction");
+		/* statements only the other side ran */
+		for (int i = 0; nsides > 1 && i < vs[1].n; i++)
+			if (!viewset_find(&vs[0], vs[1].v[i].text))
+				json_stmt(&j, c, &none, &vs[1].v[i]);
+		json_array_end(&j);
+		json_uint(&j, "calls", vs[0].calls);
+		json_drops(&j, &vs[0].drops);
+		if (nsides > 1) {
+			json_object_begin(&j, "compare");
+			json_str(&j, "target", sides[1].desc);
+			if (sides[1].is_saved)
+				json_double(&j, "duration_s", sides[1].saved.duration_s);
+			json_uint(&j, "calls", vs[1].calls);
+			if (!sides[1].is_saved)
+				json_drops(&j, &vs[1].drops);
+			json_object_end(&j);
+		}
+		json_object_end(&j);
+		json_flush_line(&j, stdout);
+		json_release(&j);
+		goto out;
 	}
+
+	frame_text_head(stdout, r);
+	printf("per %s, %s\n", by_keys[c->by].name, sides[0].desc);
+	if (nsides > 1)
+		printf(" A: %s\n B: %s\n", sides[0].desc, sides[1].desc);
+	for (int e = 0; e < c->nev; e++) {
+		if (nsides > 1 || stat_probe_fig(sides[0].probe, e) >= 0)
+			continue;
+		hide[e] = 1;
+		printf(" %s: %s\n", c->evs[e].name,
+		       reason_of(&c->evs[e], stat_probe_errors(sides[0].probe)[e]));
+	}
+	if (!vs[0].n && (nsides == 1 || !vs[1].n))
+		printf("\n no %s completed\n", c->by == SB_QUERY ? "statement" : "transaction");
 	for (int i = 0; i < limit; i++) {
 		const struct rowview *a = &vs[0].v[i];
 		const struct rowview *b = nsides > 1 ? viewset_find(&vs[1], a->text) : NULL;
-		if (!b)
-			b = &none;
-		if (global.json)
-			json_stmt_line(&j, c, sides, nsides, kind, t_s, seconds, a, b);
-		else if (nsides > 1)
-			text_compare_row(c, a, b);
+		if (nsides > 1)
+			text_compare_row(c, a, b ? b : &none);
 		else
 			text_row(c, a, hide);
 	}
-	/* statements only the other side ran */
 	for (int i = 0, shown = 0; nsides > 1 && i < vs[1].n; i++) {
 		const struct rowview *b = &vs[1].v[i];
-		if (viewset_find(&vs[0], b->text))
-			continue;
-		if (global.json)
-			json_stmt_line(&j, c, sides, nsides, kind, t_s, seconds, &none, b);
-		else if (shown++ < c->top)
+		if (!viewset_find(&vs[0], b->text) && shown++ < c->top)
 			text_compare_row(c, &none, b);
 	}
+	if (vs[0].n > limit)
+		printf("\n (%d more; --top N or -j shows them)\n", vs[0].n - limit);
 	for (int i = 0; i < nsides; i++) {
 		const struct stat_drops *d = &vs[i].drops;
-		if (global.json) {
-			json_object_begin(&j, NULL);
-			json_str(&j, "report", final ? "summary" : "interval-summary");
-			json_double(&j, "time_s", t_s);
-			json_double(&j, "seconds", seconds);
-			json_str(&j, "per", per_names[c->per]);
-			json_str(&j, "target", sides[i].desc);
-			json_int(&j, "statements", vs[i].n);
-			json_uint(&j, "calls", vs[i].calls);
-			if (!sides[i].saved) {
-				json_object_begin(&j, "dropped");
-				json_uint(&j, "statements_map_full", d->agg_full);
-				json_uint(&j, "histogram_map_full", d->hist_full);
-				json_uint(&j, "in_progress_map_full", d->runs_full);
-				json_uint(&j, "counter_read_errors", d->read_err);
-				json_object_end(&j);
-			}
-			json_object_end(&j);
-			json_flush_line(&j, stdout);
-		} else {
-			if (i == 0 && vs[0].n > limit)
-				printf("\n (%d more; --top N or -j shows them)\n", vs[0].n - limit);
-			if (d->agg_full || d->hist_full || d->runs_full || d->read_err)
-				printf(" %s: lost: %llu statements (map full), %llu histogram samples, "
-				       "%llu not followed, %llu counter reads\n", sides[i].desc,
-				       (unsigned long long)d->agg_full,
-				       (unsigned long long)d->hist_full,
-				       (unsigned long long)d->runs_full,
-				       (unsigned long long)d->read_err);
-		}
+		if (d->agg_full || d->hist_full || d->runs_full || d->read_err)
+			printf(" %s: lost: %llu statements (map full), %llu histogram samples, "
+			       "%llu not followed, %llu counter reads\n", sides[i].desc,
+			       (unsigned long long)d->agg_full, (unsigned long long)d->hist_full,
+			       (unsigned long long)d->runs_full, (unsigned long long)d->read_err);
 	}
+out:
 	for (int i = 0; i < nsides; i++)
 		viewset_free(&vs[i]);
-	json_release(&j);
 }
 
 /* ---- the command ---- */
 
-static bool side_alive(void *arg)
+static int by_parse(struct stat_cmd *c, const char *arg, bool per)
 {
-	struct side *s = arg;
-	return target_alive(&s->t);
-}
-
-static int parse_per(const char *s, enum stat_per *per)
-{
-	for (int i = 1; i < 5; i++) {
-		if (!strcmp(s, per_names[i])) {
-			*per = i;
+	if (per) {
+		for (size_t i = 0; i < sizeof(per_alias) / sizeof(per_alias[0]); i++)
+			if (!strcmp(arg, per_alias[i].per)) {
+				c->by = per_alias[i].by;
+				return 0;
+			}
+		error("unknown --per value '%s'", arg);
+		hint("--per is the older spelling of --by: --by pid|tid|type|database|user|query|"
+		     "transaction");
+		return -1;
+	}
+	for (int i = 1; i < NBY; i++)
+		if (!strcmp(arg, by_keys[i].name)) {
+			c->by = i;
 			return 0;
 		}
-	}
-	error("unknown --per value '%s'", s);
-	hint("--per process, --per thread, --per query or --per transaction");
+	error("bad --by '%s'", arg);
+	hint("--by pid|tid|type|database|user|query|transaction");
 	return -1;
 }
 
-static void saved_run_free(struct saved_run *sr)
+static int on_opt(void *ctx, int key, const char *arg)
 {
-	if (!sr)
-		return;
-	for (int i = 0; i < sr->nlines; i++)
-		jv_free(sr->lines[i]);
-	free(sr->lines);
-	free(sr->rows);
-	free(sr);
-}
+	struct stat_cmd *c = ctx;
 
-/*
- * A saved run is a file anyone may have edited: every figure used from it is checked
- * for its type and range before it is used (a 0-second run would divide by zero, a
- * string where a number belongs would be read as 0).
- */
-#define SAVED_RUN_MAX (16u << 20)
-#define SAVED_RUN_HINT "--compare takes a file saved with 'dbtap -j stat ... > FILE'"
-
-/* NULL when o has no key or a number in [lo, hi] under it; else what is wrong. */
-static const char *saved_num_bad(const struct jv *o, const char *key, double lo, double hi,
-				 bool required)
-{
-	const struct jv *v = jv_get(o, key);
-
-	if (!v || v->type == JV_NULL) /* null: a figure that was not counted */
-		return required ? "is missing" : NULL;
-	if (v->type != JV_NUM)
-		return "is not a number";
-	if (!(v->num >= lo && v->num <= hi))
-		return v->num < lo && lo > 0 && v->num >= 0 ? "is 0" : "is out of range";
-	return NULL;
-}
-
-/* The figures of one statistic ({"counted", "value"} or {"sum", "mean", ...}). */
-static const char *saved_fig_bad(const struct jv *o, const char **key)
-{
-	static const char *const nums[] = { "value", "sum", "mean", "p50", "p99", "max",
-					    "calls_counted", NULL };
-	const struct jv *c = jv_get(o, "counted"), *r = jv_get(o, "reason");
-
-	if (o->type != JV_OBJ)
-		return *key = "", "is not an object";
-	if (c && c->type != JV_BOOL)
-		return *key = "counted", "is not true or false";
-	if (r && r->type != JV_STR)
-		return *key = "reason", "is not a string";
-	for (int i = 0; nums[i]; i++) {
-		const char *why = saved_num_bad(o, nums[i], 0, 1e300, false);
-		if (why)
-			return *key = nums[i], why;
-	}
-	*key = "running_pct";
-	return saved_num_bad(o, "running_pct", 0, 100, false);
-}
-
-/* One "total" line: 0, or EXIT_USAGE with the key, the line and a hint printed. */
-static int saved_line_check(const char *path, int lineno, const struct jv *v, bool counting)
-{
-	static const char *const figs[] = { "wall_ns", "context_switches", "cpu_migrations", NULL };
-	const struct jv *evs = jv_get(v, "events"), *cpus = jv_get(v, "cpus");
-	const char *why = NULL, *key = "seconds", *sub = NULL;
-	char where[160];
-
-	if (v->type != JV_OBJ) {
-		why = "is not an object";
-		key = "";
-		goto bad;
-	}
-	why = saved_num_bad(v, "seconds", 1e-9, 1e9, counting);
-	if (!why && (why = saved_num_bad(v, "calls", 0, 1e300, false)))
-		key = "calls";
-	if (!why && (why = saved_num_bad(v, "multi_cpu_calls", 0, 1e300, false)))
-		key = "multi_cpu_calls";
-	if (!why && evs && evs->type != JV_OBJ) {
-		why = "is not an object";
-		key = "events";
-	}
-	for (int i = 0; !why && evs && i < evs->n; i++) {
-		why = saved_fig_bad(&evs->items[i], &sub);
-		key = evs->keys[i];
-	}
-	for (int i = 0; !why && figs[i]; i++) {
-		const struct jv *o = jv_get(v, figs[i]);
-		if (o && (why = saved_fig_bad(o, &sub)))
-			key = figs[i];
-	}
-	if (!why && cpus && cpus->type != JV_ARR) {
-		why = "is not an array";
-		key = "cpus";
-	}
-	for (int i = 0; !why && cpus && i < cpus->n; i++) {
-		if (cpus->items[i].type != JV_NUM || !(cpus->items[i].num >= 0)) {
-			why = "holds something other than a cpu number";
-			key = "cpus";
+	switch (key) {
+	case 'e':
+		/* -e '' is an empty list, not a request for the defaults */
+		if (!*arg) {
+			error("-e '': no event named");
+			hint("name events, e.g. -e task-clock,page-faults; without -e the "
+			     "defaults are counted");
+			return -1;
 		}
-	}
-	if (!why)
+		if (c->events.len)
+			strbuf_addch(&c->events, ',');
+		strbuf_addstr(&c->events, arg);
 		return 0;
-bad:
-	if (sub && *sub)
-		snprintf(where, sizeof(where), "\"%s\" of \"%s\"", sub, key);
-	else
-		snprintf(where, sizeof(where), "\"%s\"", key);
-	error("'%s' line %d: %s %s", path, lineno, where, why);
-	hint("the file was changed after dbtap saved it; save the run again with "
-	     "'dbtap -j stat ... > FILE'");
-	return EXIT_USAGE;
-}
-
-/*
- * Reads a run saved with `dbtap -j stat ... > FILE`: its final report must be of the
- * same kind (counting, or --per query / transaction) as this one. 0 or EXIT_USAGE.
- */
-static int saved_run_load(const char *path, const struct stat_cmd *c, struct saved_run **out,
-			  char **desc)
-{
-	struct saved_run *sr = calloc(1, sizeof(*sr));
-	char *text = NULL, *line, *next;
-	size_t len;
-	const char *target = NULL, *key = c->per == PER_QUERY ? "query" : "outcome";
-	bool per_stmt = c->per == PER_QUERY || c->per == PER_TRANSACTION;
-	int lineno = 0;
-
-	if (!sr) {
-		error("out of memory");
-		return EXIT_FAIL;
+	case OPT_BY:
+	case OPT_PER:
+		return by_parse(c, arg, key == OPT_PER);
+	case OPT_COMPARE:
+		c->compare = arg;
+		return 0;
+	case OPT_TOP:
+		return top_opt(&c->top, arg, "statements");
+	case OPT_SORT:
+		c->sort_arg = arg;
+		return 0;
 	}
-	if (file_read_text(path, SAVED_RUN_MAX, "saved run", SAVED_RUN_HINT, &text, &len))
-		goto fail;
-	for (line = text; line < text + len; line = next) {
-		const char *err = NULL;
-		char *nl = strchr(line, '\n');
-
-		next = nl ? nl + 1 : text + len;
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		if (strspn(line, " \t\r") == strlen(line))
-			continue;
-		struct jv *v = jv_parse(line, &err);
-		if (!v) {
-			error("'%s' line %d is not JSON: %s", path, lineno, err ? err : "?");
-			hint(SAVED_RUN_HINT);
-			goto fail;
-		}
-		if (!strcmp(jv_str(jv_get(v, "report"), ""), "total") &&
-		    saved_line_check(path, lineno, v, !jv_get(v, "per"))) {
-			jv_free(v);
-			goto fail;
-		}
-		struct jv **nv = realloc(sr->lines, (sr->nlines + 1) * sizeof(*nv));
-		if (!nv) {
-			jv_free(v);
-			goto fail;
-		}
-		sr->lines = nv;
-		nv[sr->nlines++] = v;
-	}
-	for (int i = 0; i < sr->nlines; i++) {
-		const struct jv *v = sr->lines[i];
-		if (strcmp(jv_str(jv_get(v, "report"), ""), "total"))
-			continue;
-		const char *per = jv_str(jv_get(v, "per"), "");
-		if (!per_stmt && !*per && jv_get(v, "events")) {
-			sr->total = v;
-			target = jv_str(jv_get(v, "target"), NULL);
-		} else if (per_stmt && !strcmp(per, per_names[c->per]) && jv_get(v, key)) {
-			const struct jv **nr = realloc(sr->rows, (sr->nrows + 1) * sizeof(*nr));
-			if (!nr)
-				goto fail;
-			sr->rows = nr;
-			nr[sr->nrows++] = v;
-			target = jv_str(jv_get(v, "target"), NULL);
-		}
-	}
-	if (per_stmt ? !sr->nrows : !sr->total) {
-		error("'%s' holds no %s%s total to compare with", path, per_stmt ? "--per " : "",
-		      per_stmt ? per_names[c->per] : "counting");
-		hint("save a run of the same kind: dbtap -j stat%s%s ... > FILE",
-		     per_stmt ? " --per " : "", per_stmt ? per_names[c->per] : "");
-		goto fail;
-	}
-	struct strbuf sb = STRBUF_INIT;
-	strbuf_addf(&sb, "saved run %s (%s)", path, target ? target : "?");
-	*desc = strbuf_detach(&sb);
-	free(text);
-	*out = sr;
-	return 0;
-fail:
-	free(text);
-	saved_run_free(sr);
-	return EXIT_USAGE;
+	return -1;
 }
 
 /* --compare OTHER: pid:PID[,PID], tid:TID, pg[:TARGET], or a saved -j file. */
@@ -1168,7 +1088,17 @@ static int resolve_other(struct side *side, const char *other, const struct stat
 		o.pg_set = true;
 		o.pg = other[2] == ':' && other[3] ? other + 3 : NULL;
 	} else if (access(other, F_OK) == 0) {
-		return saved_run_load(other, c, &side->saved, &side->desc);
+		enum savedrun_kind k = c->by == SB_QUERY ? SAVEDRUN_QUERY :
+				       c->by == SB_TRANSACTION ? SAVEDRUN_TRANSACTION :
+								 SAVEDRUN_COUNTING;
+		struct strbuf sb = STRBUF_INIT;
+		ret = savedrun_load(&side->saved, other, k);
+		if (ret)
+			return ret;
+		side->is_saved = true;
+		strbuf_addf(&sb, "saved run %s (%s)", other, side->saved.target);
+		side->desc = strbuf_detach(&sb);
+		return 0;
 	} else {
 		error("cannot compare with '%s': not a target nor a file", other);
 		hint("--compare pid:PID[,PID], tid:TID, pg:[DATADIR|PORT|PID], or a file saved "
@@ -1181,174 +1111,140 @@ static int resolve_other(struct side *side, const char *other, const struct stat
 	return ret;
 }
 
-int cmd_stat(int argc, char **argv)
+static void report(void *ctx, const struct frame_report *r)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "per", required_argument, NULL, 'R' },
-		{ "compare", required_argument, NULL, 'C' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "sort", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		TRACING_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct stat_cmd c = { .top = 10 };
-	struct strbuf events = STRBUF_INIT;
-	const char *sort = NULL;
-	struct side sides[2];
-	int nsides = 1, opt, ret = EXIT_USAGE;
+	struct stat_cmd *c = ctx;
 
-	memset(sides, 0, sizeof(sides));
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":e:h" TRACING_SHORTOPTS, longopts,
-				  NULL)) != -1) {
-		int r = tracing_opt(&c.topts, &c.time, opt, argc, argv);
-		if (r < 0)
-			goto out;
-		if (r)
+	if (r->kind == FRAME_SUMMARY && !strcmp(r->end, "target exited"))
+		warning("%s has exited: its counts are up to its exit", c->sides[0].desc);
+	if (by_stmt(c->by))
+		report_statements(c, r);
+	else
+		report_counters(c, r);
+}
+
+/* Closes the counters, detaches the probes, frees: safe twice. */
+static void cleanup(void *ctx)
+{
+	struct stat_cmd *c = ctx;
+
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &c->sides[i];
+		if (s->cs_init)
+			counter_set_free(&s->cs);
+		s->cs_init = false;
+		stat_probe_destroy(s->probe);
+		s->probe = NULL;
+		savedrun_free(&s->saved);
+		stmt_table_free(&s->prev);
+		target_free(&s->t);
+		free(s->desc);
+		s->desc = NULL;
+	}
+	free(c->evs);
+	c->evs = NULL;
+	strbuf_release(&c->events);
+}
+
+/* Opens each measured side's counters or probe; says what cannot be counted. */
+static int open_sides(struct stat_cmd *c)
+{
+	for (int i = 0; i < c->nsides; i++) {
+		struct side *s = &c->sides[i];
+		const int *err;
+		int counted, ret;
+		if (s->is_saved)
 			continue;
-		switch (opt) {
-		case 'e':
-			/* -e '' is an empty list, not a request for the defaults */
-			if (!*optarg) {
-				error("-e '': no event named");
-				hint("name events, e.g. -e task-clock,page-faults; without -e the "
-				     "defaults are counted");
-				goto out;
-			}
-			if (events.len)
-				strbuf_addch(&events, ',');
-			strbuf_addstr(&events, optarg);
-			break;
-		case 'R':
-			if (parse_per(optarg, &c.per))
-				goto out;
-			break;
-		case 'C':
-			c.compare = optarg;
-			break;
-		case 'T':
-			if (top_opt(&c.top, optarg, "statements") < 0)
-				goto out;
-			break;
-		case 'S':
-			sort = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			ret = EXIT_OK;
-			goto out;
-		default:
-			ret = cmd_bad_option("stat", opt, argv);
-			goto out;
+		if (by_stmt(c->by)) {
+			ret = stat_probe_open(&s->probe, &s->t, c->by == SB_QUERY, c->evs, c->nev);
+			if (ret)
+				return ret;
+			err = stat_probe_errors(s->probe);
+			counted = stat_probe_counted(s->probe);
+		} else {
+			ret = side_open_counters(s, c);
+			if (ret)
+				return ret;
+			err = s->cs.err;
+			counted = counter_set_counted(&s->cs);
+		}
+		if (i == 0 || !counted) {
+			ret = report_open_errors(c, err, counted);
+			if (ret)
+				return ret;
+			warn_multiplexing(c, err);
 		}
 	}
+	return 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct side sides[2];
+	struct stat_cmd c = { .top = 10, .events = STRBUF_INIT, .sides = sides, .nsides = 1 };
+	const struct frame_ops ops = {
+		.report = report,
+		.teardown = cleanup,
+		.teardown_what = "closing the counters and detaching the probes",
+	};
+	int ret;
+
+	memset(sides, 0, sizeof(sides));
+	ret = frame_parse(&c.f, &stat_frame, argc, argv, on_opt, &c);
+	if (ret) {
+		cleanup(&c);
+		return frame_status(ret);
+	}
+	ret = EXIT_USAGE;
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
 		hint("events go after -e: dbtap stat -e task-clock,page-faults -p PID");
-		goto out;
+		goto fail;
 	}
-	if (perf_event_parse_list(events.len ? events.buf : perf_event_defaults, &c.evs, &c.nev))
-		goto out;
+	if (perf_event_parse_list(c.events.len ? c.events.buf : perf_event_defaults, &c.evs,
+				  &c.nev))
+		goto fail;
 	c.sort = SORT_WALL;
-	if (sort && parse_sort(sort, &c))
-		goto out;
+	if (c.sort_arg && parse_sort(c.sort_arg, &c))
+		goto fail;
 	if (c.nev > STAT_MAX_EVENTS) {
 		error("%d events: at most %d can be counted in one run", c.nev, STAT_MAX_EVENTS);
 		hint("split them over two runs");
-		goto out;
+		goto fail;
 	}
-	if (c.compare && (c.per == PER_PROCESS || c.per == PER_THREAD)) {
-		error("--compare compares totals or statements, not --per %s", per_names[c.per]);
-		hint("drop --per, or use --per query or --per transaction");
-		goto out;
+	if (c.compare && c.by != SB_NONE && !by_stmt(c.by)) {
+		error("--compare compares totals or statements, not --by %s", by_keys[c.by].name);
+		hint("drop --by, or use --by query or --by transaction");
+		goto fail;
 	}
-	if (!c.topts.pg_set && !c.topts.pids && !c.topts.tid)
-		c.topts.pg_set = true; /* the only cluster running here */
-	ret = target_resolve(&sides[0].t, &c.topts, true);
+	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid)
+		c.f.to.pg_set = true; /* the only cluster running here */
+	ret = target_resolve(&sides[0].t, &c.f.to, true);
 	if (ret)
-		goto out;
+		goto fail;
 	sides[0].desc = strdup(target_describe(&sides[0].t));
+	if (c.by == SB_TYPE && sides[0].t.kind != TARGET_PG)
+		warning("--by type without --pg: processes are grouped by their command name");
 	if (c.compare) {
 		ret = resolve_other(&sides[1], c.compare, &c);
 		if (ret)
-			goto out;
-		nsides = 2;
+			goto fail;
+		c.nsides = 2;
 	}
+	ret = open_sides(&c);
+	if (ret)
+		goto fail;
 
-	bool per_stmt = c.per == PER_QUERY || c.per == PER_TRANSACTION;
-	for (int i = 0; i < nsides; i++) {
-		const int *err;
-		int counted;
-		if (sides[i].saved)
-			continue;
-		if (per_stmt) {
-			ret = stat_probe_open(&sides[i].probe, &sides[i].t, c.per == PER_QUERY,
-					      c.evs, c.nev);
-			if (ret)
-				goto out;
-			err = stat_probe_errors(sides[i].probe);
-			counted = stat_probe_counted(sides[i].probe);
-		} else {
-			ret = side_open_counters(&sides[i], &c);
-			if (ret)
-				goto out;
-			err = sides[i].cs.err;
-			counted = counter_set_counted(&sides[i].cs);
-		}
-		if (i == 0 || !counted) {
-			ret = report_open_errors(&c, err, counted);
-			if (ret)
-				goto out;
-			warn_multiplexing(&c, err);
-		}
-	}
-
-	struct runloop rl;
-	for (int i = 0; i < nsides; i++)
-		if (!per_stmt && !sides[i].saved)
+	for (int i = 0; i < c.nsides; i++)
+		if (!by_stmt(c.by) && !sides[i].is_saved)
 			counter_set_enable(&sides[i].cs);
-	runloop_init(&rl, c.time.interval, c.time.duration);
+	c.f.target = &sides[0].t;
+	frame_start(&c.f);
 	/* on stderr, once everything is attached: scripts wait for this line */
-	fprintf(stderr, "counting %s%s%s%s\n", sides[0].desc, nsides > 1 ? " and " : "",
-		nsides > 1 ? sides[1].desc : "", c.time.duration ? "" : "; Ctrl-C to stop");
-	for (;;) {
-		enum runloop_event ev = runloop_wait(&rl, 200, side_alive, &sides[0]);
-		bool last = ev != RUNLOOP_TICK;
-		double t_s = runloop_total(&rl);
-		double seconds = runloop_elapsed(&rl);
-
-		if (last)
-			seconds = t_s;
-		if (per_stmt) {
-			report_statements(&c, sides, nsides, last ? "total" : "interval", t_s,
-					  seconds, last);
-		} else {
-			for (int i = 0; i < nsides; i++)
-				if (!sides[i].saved)
-					counter_set_read(&sides[i].cs);
-			report_counters(&c, sides, nsides, last ? "total" : "interval", t_s, seconds,
-					last);
-		}
-		if (last)
-			break;
-	}
-	if (!target_alive(&sides[0].t))
-		warning("%s has exited: its counts are up to its exit", sides[0].desc);
-	ret = EXIT_OK;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (sides[i].cs_init)
-			counter_set_free(&sides[i].cs);
-		stat_probe_destroy(sides[i].probe);
-		saved_run_free(sides[i].saved);
-		stmt_table_free(&sides[i].prev);
-		target_free(&sides[i].t);
-		free(sides[i].desc);
-	}
-	free(c.evs);
-	strbuf_release(&events);
+	fprintf(stderr, "counting %s%s%s%s\n", sides[0].desc, c.nsides > 1 ? " and " : "",
+		c.nsides > 1 ? sides[1].desc : "", c.f.time.duration ? "" : "; Ctrl-C to stop");
+	return frame_run(&c.f, &ops, &c);
+fail:
+	cleanup(&c);
 	return ret;
 }

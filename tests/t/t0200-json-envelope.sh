@@ -79,14 +79,20 @@ test_expect_success 'watch --mode poll' '
 	envelope poll.json interval summary
 '
 
-# stat's reports still say "total" and carry no interval_s: a known breakage until it
-# stands on the frame.
-test_expect_failure 'stat' '
+test_expect_success 'stat' '
 	load_start &&
 	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 >stat.json 2>/dev/null &&
 	envelope stat.json interval summary &&
-	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --per query >statq.json 2>/dev/null &&
-	envelope statq.json interval summary
+	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by query >statq.json 2>/dev/null &&
+	envelope statq.json interval summary &&
+	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by transaction >statt.json 2>/dev/null &&
+	envelope statt.json interval summary &&
+	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by pid -e task-clock >statp.json 2>/dev/null &&
+	envelope statp.json interval summary &&
+	dbtap stat --pg="$PGDATA" -j -d 0.5 --by user -e task-clock >statu.json 2>/dev/null &&
+	envelope statu.json summary &&
+	dbtap stat --pg="$PGDATA" -j -d 0.5 --compare statq.json --by query >statc.json 2>/dev/null &&
+	envelope statc.json summary
 '
 
 test_expect_success 'profile' '

@@ -16,6 +16,7 @@ cat >inputs.tsv <<'ROWS'
 2	option	--top	stat --top many
 2	option	--by	count --by nosuch uprobe:/bin/true:main
 2	option	--per	stat --per nosuch
+2	option	--by	stat --by nosuch
 2	option	--max-probes	count --max-probes 0 'uprobe:/bin/true:*'
 2	target	abc	doctor -p abc
 2	target	x1	doctor -p $SPID,x1
@@ -91,6 +92,7 @@ cat >inputs.tsv <<'ROWS'
 2	file	zero.json	stat -p $SPID --compare zero.json
 2	file	string.json	stat -p $SPID --compare string.json
 2	file	negative.json	stat -p $SPID --compare negative.json
+2	file	old.json	stat -p $SPID --compare old.json
 2	file	nothere	stat -p $SPID --compare nothere
 2	no libpfm.so.4	perf::page-faults	stat -e perf::page-faults -p $SPID
 1	no libmicrohttpd.so.12	libmicrohttpd.so.12	serve --listen 127.0.0.1:0 --rescan 0
@@ -108,10 +110,12 @@ test_expect_success 'set up the files and a process to name' '
 	printf "\177ELF\002\001\001\000rest" >binary &&
 	truncate -s 17M big.json &&
 	echo "not json" >bad.json &&
-	ev="\"events\": {\"task-clock\": {\"counted\": true, \"value\": 5}}" &&
-	echo "{\"report\": \"total\", \"seconds\": 0, $ev}" >zero.json &&
-	echo "{\"report\": \"total\", \"seconds\": \"10\", $ev}" >string.json &&
-	echo "{\"report\": \"total\", \"seconds\": 2, \"events\": {\"task-clock\": {\"value\": -5}}}" >negative.json
+	ev="\"events\": {\"task-clock\": {\"counted\": true, \"value_ns\": 5}}" &&
+	sum="\"report\": \"summary\", \"time_s\": 2, \"end\": \"duration\"" &&
+	echo "{$sum, \"duration_s\": 0, $ev}" >zero.json &&
+	echo "{$sum, \"duration_s\": \"10\", $ev}" >string.json &&
+	echo "{$sum, \"duration_s\": 2, \"events\": {\"task-clock\": {\"value_ns\": -5}}}" >negative.json &&
+	echo "{\"report\": \"total\", \"seconds\": 2, $ev}" >old.json
 '
 
 # Runs every row, checks it, and writes the table.

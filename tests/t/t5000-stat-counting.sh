@@ -9,9 +9,9 @@ test_expect_success 'task-clock agrees with /proc/PID/schedstat over the same wi
 	dbtap -j stat -e task-clock,cpu-clock -p $wl_pid -d 1 >tc.json &&
 	s1=$(schedstat $wl_pid) && t1=$(date +%s%N) &&
 	json_py "
-tc = d[\"events\"][\"task-clock\"][\"value\"]
+tc = d[\"events\"][\"task-clock\"][\"value_ns\"]
 ran = $s1 - $s0                          # what the kernel says the process ran
-outside = ($t1 - $t0) - d[\"seconds\"] * 1e9 # wall time between the reads, outside the window
+outside = ($t1 - $t0) - d[\"duration_s\"] * 1e9 # wall time between the reads, outside the window
 tick = 10e6                              # schedstat of a running task lags by up to a tick
 assert d[\"events\"][\"task-clock\"][\"counted\"] and tc > 0, d
 assert tc <= ran + tick, (tc, ran)
@@ -33,7 +33,7 @@ test_expect_success 'a workload touching K fresh pages: page-faults >= K, and cl
 k = $k
 ev = d[\"events\"]
 pf, minor, major = (ev[n][\"value\"] for n in (\"page-faults\", \"minor-faults\", \"major-faults\"))
-assert d[\"report\"] == \"total\", d
+assert d[\"report\"] == \"summary\", d
 assert k == 3000 and k <= pf <= k + 64, (k, pf)
 assert pf == minor + major and minor >= k, ev
 assert k <= ev[\"perf::page-faults\"][\"value\"] <= k + 64, ev
@@ -41,16 +41,19 @@ assert k <= ev[\"perf::page-faults\"][\"value\"] <= k + 64, ev
 	kill $wl_pid
 '
 
-test_expect_success '--per thread: one report per thread, faults on the thread that took them' '
+test_expect_success '--by tid: one row per thread, faults on the thread that took them' '
 	wl_start pt2 500 &&
-	stat_start th.json --per thread -e page-faults -p $wl_pid &&
+	stat_start th.json --by tid -e page-faults -p $wl_pid &&
 	kill -USR1 $wl_pid &&
 	wait_for_line pt2.out "^touched" &&
 	stat_stop &&
 	json_py "
-tot = [l for l in lines if l[\"report\"] == \"total\"]
-assert len(tot) == 1 and tot[0][\"tid\"] == $wl_pid and tot[0][\"per\"] == \"thread\", tot
-assert 500 <= tot[0][\"events\"][\"page-faults\"][\"value\"] <= 564, tot
+assert len(lines) == 1 and d[\"report\"] == \"summary\", lines
+th = d[\"processes\"]
+# its one thread is the process itself: no tid key (docs/json.md)
+assert len(th) == 1 and th[0][\"pid\"] == $wl_pid and \"tid\" not in th[0], th
+assert th[0][\"type\"] == \"pagetouch\" and th[0][\"exited\"] is False, th
+assert 500 <= th[0][\"events\"][\"page-faults\"][\"value\"] <= 564, th
 " <th.json &&
 	kill $wl_pid
 '
@@ -64,10 +67,13 @@ test_expect_success 'interval reports add up to the total' '
 	stat_stop &&
 	json_py "
 iv = [l[\"events\"][\"page-faults\"][\"value\"] for l in lines if l[\"report\"] == \"interval\"]
-tot = [l for l in lines if l[\"report\"] == \"total\"]
+tot = [l for l in lines if l[\"report\"] == \"summary\"]
 assert len(iv) >= 2 and len(tot) == 1, lines
-# the final report covers the whole run, the intervals its parts before the last
-assert sum(iv) <= tot[0][\"events\"][\"page-faults\"][\"value\"], (iv, tot)
+# the last, partial interval is printed too: the intervals add up to the summary (the
+# workload waits for a signal after touching its pages, so nothing faults in between)
+assert sum(iv) == tot[0][\"events\"][\"page-faults\"][\"value\"], (iv, tot)
+ivs = sum(l[\"interval_s\"] for l in lines if l[\"report\"] == \"interval\")
+assert abs(ivs - tot[0][\"duration_s\"]) < 1e-5, (ivs, tot)
 assert 2000 <= tot[0][\"events\"][\"page-faults\"][\"value\"] <= 2064, tot
 " <iv.json &&
 	kill $wl_pid
@@ -82,7 +88,7 @@ ev = d[\"events\"]
 for n in (\"instructions\", \"cycles:u\", \"L1-dcache-load-misses\"):
     assert ev[n][\"counted\"] is False and ev[n][\"value\"] is None, ev[n]
     assert ev[n][\"reason\"] == \"not supported on this machine\", ev[n]
-assert ev[\"task-clock\"][\"counted\"] and ev[\"task-clock\"][\"value\"] > 0, ev
+assert ev[\"task-clock\"][\"counted\"] and ev[\"task-clock\"][\"value_ns\"] > 0, ev
 assert d[\"metrics\"][\"ipc\"] is None, d
 " <hw.json &&
 		test_grep "warning: event .instructions.: not supported on this machine" hw.err &&
@@ -104,13 +110,18 @@ test_expect_success 'bad input: unknown events with suggestions, bad modifiers, 
 	test_expect_code 2 dbtap stat -e task-clock,,page-faults -p $$ 2>e4 &&
 	test_grep "empty event name" e4 &&
 	dbtap stat -e task-clock,page-faults -p $$ -d 0.2 >o4a 2>e4a &&
-	test_grep "Performance counter stats for .*/sec is per wall-clock second" o4a &&
+	test_grep "performance counter stats for .*/sec is per wall-clock second" o4a &&
 	test_expect_code 2 dbtap stat -e "" -p $$ -d 0.2 >o4b 2>e4b &&
 	test_grep "^error: -e .*no event named" e4b &&
 	test_grep "^hint: " e4b &&
 	test_must_be_empty o4b &&
 	test_expect_code 2 dbtap stat -p $$ --per statement 2>e5 &&
 	test_grep "unknown --per value .statement." e5 &&
+	test_expect_code 2 dbtap stat -p $$ --by statement 2>e5b &&
+	test_grep "^error: bad --by .statement." e5b &&
+	test_grep "^hint: --by pid|tid|type|database|user|query|transaction" e5b &&
+	test_expect_code 2 dbtap stat -p $$ --by pid --compare pid:$$ 2>e5c &&
+	test_grep "not --by pid" e5c &&
 	{ dbtap stat -e task-clock -d 0.2 >o6 2>e6; echo $? >rc6; } &&
 	{ dbtap stat --pg -e task-clock -d 0.2 >o6pg 2>e6pg; echo $? >rc6pg; } &&
 	test_cmp rc6pg rc6 &&
@@ -131,7 +142,7 @@ test_expect_success 'SIGTERM ends the run like Ctrl-C: the final report, exit 0'
 	kill -USR1 $wl_pid && wait_for_line term.out "^touched" &&
 	kill -TERM $stat_pid &&
 	wait $stat_pid &&
-	json_py "assert d[\"report\"] == \"total\" and 200 <= d[\"events\"][\"page-faults\"][\"value\"] <= 264, d" <term.json &&
+	json_py "assert d[\"report\"] == \"summary\" and d[\"end\"] == \"interrupted\" and 200 <= d[\"events\"][\"page-faults\"][\"value\"] <= 264, d" <term.json &&
 	kill $wl_pid
 '
 
@@ -146,8 +157,8 @@ test_expect_success 'a process that exits: counts up to its exit, then the repor
 	wait $stat_pid &&
 	test_grep "has exited" ex.json.err &&
 	json_py "
-assert d[\"report\"] == \"total\" and 400 <= d[\"events\"][\"page-faults\"][\"value\"] <= 464, d
-assert d[\"seconds\"] < 30, d
+assert d[\"report\"] == \"summary\" and 400 <= d[\"events\"][\"page-faults\"][\"value\"] <= 464, d
+assert d[\"duration_s\"] < 30 and d[\"end\"] == \"target exited\", d
 " <ex.json
 '
 
@@ -181,11 +192,13 @@ test_expect_success 'an unprivileged user: kernel counts refused with the parano
 	kill $ru
 '
 
-test_expect_success '--per query on a program without USDT probes says so' '
+test_expect_success '--by query (and its older spelling --per query) on a program without USDT probes says so' '
 	wl_start nousdt spin &&
-	test_expect_code 1 dbtap stat --per query -e task-clock -p $wl_pid -d 1 2>nu.err &&
+	test_expect_code 1 dbtap stat --by query -e task-clock -p $wl_pid -d 1 2>nu.err &&
 	test_grep "has no USDT probe postgresql:query__start" nu.err &&
-	test_grep "hint: the binary has no USDT probes at all" nu.err &&
+	test_grep "hint: the binary has no USDT probes at all: --by query" nu.err &&
+	test_expect_code 1 dbtap stat --per query -e task-clock -p $wl_pid -d 1 2>nu2.err &&
+	test_cmp nu.err nu2.err &&
 	kill $wl_pid
 '
 

@@ -39,12 +39,13 @@ assert c[\"events\"][\"page-faults\"][\"value\"] == sv, (c, saved)
 assert c[\"target\"] == \"saved run saved.json (pid %d)\" % int(saved[\"target\"].split()[1]), c
 lv = d[\"events\"][\"page-faults\"][\"value\"]
 assert 500 <= lv <= 564, d
-want = (sv / saved[\"seconds\"]) / (lv / d[\"seconds\"])
+assert c[\"duration_s\"] == saved[\"duration_s\"], (c, saved)
+want = (sv / saved[\"duration_s\"]) / (lv / d[\"duration_s\"])
 # JSON numbers carry 6 significant digits
 assert abs(c[\"ratio\"][\"page-faults\"] - want) < 1e-5 * want, (c[\"ratio\"], want)
 # an event the saved run did not count is not invented
 cc = c[\"events\"][\"cpu-clock\"]
-assert cc[\"counted\"] is False and cc[\"value\"] is None, cc
+assert cc[\"counted\"] is False and cc[\"value_ns\"] is None, cc
 assert cc[\"reason\"] == \"not in the saved run\", cc
 assert c[\"ratio\"][\"cpu-clock\"] is None, c
 " <live.json
@@ -55,10 +56,18 @@ test_expect_success 'saved runs of another kind, or not JSON, are refused' '
 	echo "not json" >bad.json &&
 	test_expect_code 2 dbtap stat -p $wl_pid --compare bad.json 2>e1 &&
 	test_grep "line 1 is not JSON" e1 &&
-	test_expect_code 2 dbtap stat -p $wl_pid --per query --compare saved.json 2>e2 &&
-	test_grep "holds no --per query total" e2 &&
-	test_expect_code 2 dbtap stat -p $wl_pid --per thread --compare pid:$wl_pid 2>e3 &&
-	test_grep "not --per thread" e3 &&
+	test_expect_code 2 dbtap stat -p $wl_pid --by query --compare saved.json 2>e2 &&
+	test_grep "is a saved counting run, not a --by query run" e2 &&
+	test_grep "^hint: save a run of the same kind: dbtap -j stat --by query" e2 &&
+	test_expect_code 2 dbtap stat -p $wl_pid --by tid --compare pid:$wl_pid 2>e3 &&
+	test_grep "not --by tid" e3 &&
+	sed "s/\"report\":\"summary\"/\"report\":\"total\"/" saved.json >old.json &&
+	test_expect_code 2 dbtap stat -p $wl_pid --compare old.json 2>e4 &&
+	test_grep "^error: .old.json. line 1: a report of an older dbtap" e4 &&
+	test_grep "^hint: save the run again" e4 &&
+	grep -v "\"report\":\"summary\"" saved.json >nosum.json; echo "{\"report\":\"interval\"}" >>nosum.json &&
+	test_expect_code 2 dbtap stat -p $wl_pid --compare nosum.json 2>e5 &&
+	test_grep "holds no summary line" e5 &&
 	kill $wl_pid
 '
 
@@ -78,9 +87,10 @@ test_expect_success 'files that are no saved run: refused, saying why, before re
 '
 
 test_expect_success 'edited saved runs: zero, negative or mistyped figures are refused' '
-	for edit in "seconds=0:\"seconds\" is 0" "seconds=-1:\"seconds\" is out of range" \
-		    "seconds=\"10\":\"seconds\" is not a number" \
-		    "seconds=None:\"seconds\" is missing" \
+	for edit in "duration_s=0:\"duration_s\" is 0" "duration_s=-1:\"duration_s\" is out of range" \
+		    "duration_s=\"10\":\"duration_s\" is not a number" \
+		    "duration_s=None:\"duration_s\" is missing" \
+		    "target=5:\"target\" is not a string" \
 		    "pf.value=-5:\"value\" of \"page-faults\" is out of range" \
 		    "pf.value=\"x\":\"value\" of \"page-faults\" is not a number" \
 		    "pf.running_pct=150:\"running_pct\" of \"page-faults\" is out of range" \

@@ -6,4 +6,4 @@ echo "the CPUs it ran on and its migrations. Hardware events (instructions, cycl
 echo "a PMU: where the machine has none they are reported as not supported, never as 0."
 echo "First the whole cluster for 2 s, perf stat style; then 3 s per query, top 4:"
 "$DBTAP" stat --pg="$PGDATA" -d 2 -e task-clock,context-switches,cpu-migrations,page-faults,instructions
-"$DBTAP" stat --pg="$PGDATA" --per query -d 3 --top 4 -e task-clock,page-faults,instructions,cpu-migrations
+"$DBTAP" stat --pg="$PGDATA" --by query -d 3 --top 4 -e task-clock,page-faults,instructions,cpu-migrations
