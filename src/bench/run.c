@@ -422,6 +422,9 @@ int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int re
 			struct bench_row *r = &rows[rep % 2 ? nrows - 1 - k : k];
 			if (!r->available)
 				continue;
+			/* progress, as perf bench gives it: which row, which repeat */
+			fprintf(stderr, "# %s %s: repeat %d/%d\n", r->mech->name,
+				bench_prog_name(r->prog), rep + 1, repeats);
 			int ret = bench_run(e, r->mech, r->prog, &r->samples[r->n], r->reason,
 					    sizeof(r->reason));
 			if (ret == BENCH_OK) {
@@ -460,6 +463,8 @@ int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int re
 			char reason[256];
 			if (!r->available || !r->n || (r->prog != PROG_HANDLER && r->prog != PROG_EMPTY))
 				continue;
+			fprintf(stderr, "# %s %s: BPF statistics run %d/%d\n", r->mech->name,
+				bench_prog_name(r->prog), rep + 1, nstats);
 			int ret = bench_run_stats(e, r->mech, r->prog, &x, reason, sizeof(reason));
 			if (ret == BENCH_INTERRUPTED) {
 				*interrupted = true;

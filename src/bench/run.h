@@ -123,7 +123,8 @@ void bench_row_free(struct bench_row *r);
  * hits every row alike and neither of two neighbours always goes first); a row the
  * kernel cannot attach becomes unavailable with its reason. Then short runs of the BPF
  * rows with the kernel's run-time statistics on (as many as the repeats, at most
- * BENCH_STATS_RUNS). Finishes every row. 0, or -1
+ * BENCH_STATS_RUNS). Before each run, a progress line on stderr ("# uprobe-push
+ * handler: repeat 2/5"). Finishes every row. 0, or -1
  * on a run-time failure (printed); *interrupted on Ctrl-C (the rows keep what ran).
  */
 int bench_measure(struct bench_env *e, struct bench_row *rows, int nrows, int repeats,

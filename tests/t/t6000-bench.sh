@@ -19,8 +19,9 @@ assert [l["time_s"] for l in lines] == sorted(l["time_s"] for l in lines), lines
 ans = lines[-1]
 assert ans["report"] == "summary" and ans["mismatches"] == 0 and ans["end"] == "duration", ans
 assert ans["duration_s"] == ans["time_s"] >= rows[-1]["time_s"], ans
-assert set(ans) == {"report", "time_s", "duration_s", "end", "call", "write_uprobe",
-                    "write_watchpoint", "write_on_store", "mismatches"}, ans
+assert set(ans) == {"report", "time_s", "duration_s", "end", "server_function", "usdt_site",
+                    "call", "write_uprobe", "write_watchpoint", "write_on_store",
+                    "mismatches"}, ans
 row_keys = {"report", "time_s", "mechanism", "program", "what", "available", "samples", "events_per_sec",
             "wall_events_per_sec",
             "ns_per_event", "ns_over_baseline", "spread_pct", "iterations", "count", "verified"}
@@ -87,22 +88,63 @@ test_expect_success 'the answer names verified rows of this run' '
 	json_py "
 rows = {(r[\"mechanism\"], r[\"program\"]): r for r in lines if r[\"report\"] == \"row\"}
 a = d
-for k in (\"call\", \"write_uprobe\", \"write_on_store\"):
+for k in (\"server_function\", \"usdt_site\", \"call\", \"write_uprobe\", \"write_on_store\"):
     v = a[k]
     r = rows[(v[\"mechanism\"], v[\"program\"])]
     assert r[\"verified\"] and v[\"ns_per_event\"] == r[\"ns_per_event\"], (k, v, r)
+# a server function starts with push %rbp, a USDT site is a nop: those rows, whatever
+# is cheapest here
+assert a[\"server_function\"][\"mechanism\"] == \"uprobe-push\", a
+assert a[\"server_function\"][\"program\"] == \"handler\", a
+assert a[\"write_uprobe\"][\"mechanism\"] == \"uprobe-push\", a
+assert a[\"usdt_site\"][\"mechanism\"] == \"usdt\", a
 assert a[\"call\"][\"ns_per_event\"] == min(r[\"ns_per_event\"] for r in rows.values()
     if r[\"available\"] and r[\"verified\"] and r[\"mechanism\"] in
        (\"uprobe-nop\", \"uprobe-push\", \"uprobe-nop5\", \"usdt\", \"usdt-semaphore\")), a
 " <quick.json
 '
 
+# advice_matches FILE MECHANISM RE: the advice line RE (its group: ns) gives the +ns of
+# MECHANISM's handler row in the table of the same run, to its rounding.
+advice_matches() {
+	python3 - "$@" <<-\EOF
+	import re, sys
+	path, mech, pat = sys.argv[1:4]
+	text = open(path).read().splitlines()
+	row = [l.split() for l in text if l.split()[:2] == [mech, "handler"]]
+	adv = [re.match(pat, l) for l in text if re.match(pat, l)]
+	assert len(row) == 1 and len(adv) == 1, (row, adv, text)
+	plus_ns = float(row[0][4])
+	assert abs(int(adv[0].group(1)) - plus_ns) <= 0.55, (adv[0].group(0), row[0])
+	EOF
+}
+
 test_expect_success 'the text table shows every row and the answer' '
-	dbtap bench --quick uprobe-nop usdt >quick.txt 2>&1 &&
+	dbtap bench --quick uprobe-nop usdt >quick.txt 2>quick.err &&
 	test_grep "^baseline  *none " quick.txt &&
 	test_grep "^uprobe-nop  *handler .* ok  " quick.txt &&
 	test_grep "^usdt  *empty " quick.txt &&
-	test_grep "^count a function call: " quick.txt
+	test_grep "^server functions start with push %rbp: run uprobe-push to measure" quick.txt &&
+	advice_matches quick.txt usdt "^USDT sites are a nop: usdt, ([0-9]+) ns per hit over the baseline$"
+'
+
+test_expect_success 'a progress line per run on stderr; the advice names uprobe-push for a server function' '
+	dbtap bench -d 0.05 -r 2 uprobe-push >push.txt 2>push.err &&
+	cat >push.want <<-\EOF &&
+	# baseline none: repeat 1/2
+	# uprobe-push handler: repeat 1/2
+	# uprobe-push empty: repeat 1/2
+	# uprobe-push empty: repeat 2/2
+	# uprobe-push handler: repeat 2/2
+	# baseline none: repeat 2/2
+	# uprobe-push handler: BPF statistics run 1/2
+	# uprobe-push empty: BPF statistics run 1/2
+	# uprobe-push empty: BPF statistics run 2/2
+	# uprobe-push handler: BPF statistics run 2/2
+	EOF
+	grep "^# " push.err >push.got &&
+	test_cmp push.want push.got &&
+	advice_matches push.txt uprobe-push "^server functions start with push %rbp: uprobe-push, ([0-9]+) ns per call over the baseline$"
 '
 
 test_expect_success '--threads 3: per-CPU counts add up to the calls of all threads' '
