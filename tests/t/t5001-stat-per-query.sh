@@ -235,13 +235,16 @@ assert d[\"compare\"][\"target\"].startswith(\"saved run sq.json\"), d
 " <lq.json
 '
 
-# Waits until backend $1 sleeps in pg_sleep (seen from another connection).
-wait_pg_sleep() {
-	for i in $(seq 1 200); do
-		test "$(psql -XAtq -c "select wait_event from pg_stat_activity where pid = $1")" = PgSleep &&
+# Waits (60 s at most) until backend $1 waits for an advisory lock, seen from another
+# connection: a wait that lasts until the test ends it, however slow the machine is
+# (a pg_sleep of a fixed length could end before a loaded machine saw it).
+wait_pg_lock() {
+	for i in $(seq 1 600); do
+		test "$(psql -XAtq -c "select wait_event from pg_stat_activity where pid = $1")" = advisory &&
 			return 0
-		sleep 0.05
+		sleep 0.1
 	done
+	echo "backend $1 never waited for the advisory lock"
 	return 1
 }
 
@@ -250,9 +253,11 @@ wait_pg_sleep() {
 		stat_start m.json -p $bpid --by query -e task-clock,page-faults,cpu-migrations &&
 		f0=$(awk "{print \$10 + \$12}" /proc/$bpid/stat) &&
 		s0=$(schedstat $bpid) &&
-		echo "select count(*) as dbtap_mig from (select pg_sleep(0.3)) s, generate_series(1, 300000);" >&7 &&
-		wait_pg_sleep $bpid &&
+		session_run 8 s2 "select pg_advisory_lock(4242);" &&
+		echo "select count(*) as dbtap_mig from (select pg_advisory_xact_lock(4242)) s, generate_series(1, 300000);" >&7 &&
+		wait_pg_lock $bpid &&
 		taskset -pc 1 $bpid >/dev/null &&
+		session_run 8 s2 "select pg_advisory_unlock(4242);" &&
 		session_run 7 s1 &&
 		f1=$(awk "{print \$10 + \$12}" /proc/$bpid/stat) &&
 		s1=$(schedstat $bpid) &&
@@ -263,7 +268,7 @@ rows = d[\"statements\"]
 mig = [r for r in rows if \"dbtap_mig\" in r[\"query\"]]
 assert len(mig) == 1 and mig[0][\"calls\"] == 1, rows
 m = mig[0]
-# pinned to CPU 0 when it started, to CPU 1 while it slept: one move, both CPUs
+# pinned to CPU 0 when it started, to CPU 1 while it waited: one move, both CPUs
 assert m[\"cpus\"] == [0, 1] and m[\"multi_cpu_calls\"] == 1, m
 assert m[\"events\"][\"cpu-migrations\"][\"total\"] == 1, m
 # the faults of the window (minflt + majflt of /proc/PID/stat) are the statements own,
