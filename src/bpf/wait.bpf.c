@@ -154,19 +154,47 @@ static __always_inline void proc_title(__u32 tgid)
 		p->titled++;
 }
 
-/* Closes the stretch in progress at now, charging it where it belongs. */
-static __always_inline void stretch_close(struct wait_thread *e, __u64 now)
+/*
+ * Closes the stretch in progress at now, charging it where it belongs. exec is the
+ * task's sum_exec_runtime now (has_exec): of the stretch's wall time, what the kernel
+ * counted as the task's CPU time is CPU, the rest is the stretch's kind off CPU. On
+ * CPU, the rest is time the task held the CPU in the guest's eyes while the
+ * hypervisor ran something else: it was waiting for a CPU. A stretch whose start was
+ * not seen (an unpaired switch) is split right the same way.
+ */
+static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u64 exec,
+					  bool has_exec)
 {
-	__u64 ns = now > e->since ? now - e->since : 0;
+	__u64 ns = now > e->since ? now - e->since : 0, cpu;
 
-	if (e->oncpu)
-		agg_add(e->tgid, e->stmt, WAIT_KIND_CPU, 0, 0, 0, ns, 0);
+	if (has_exec && e->exec_known)
+		cpu = exec > e->exec ? exec - e->exec : 0;
 	else
-		agg_add(e->tgid, e->stmt_off, e->kind, e->event, e->stack, e->ustack, ns, 1);
+		cpu = e->oncpu ? ns : 0;
+	if (cpu > ns)
+		cpu = ns;
+	if (cpu || e->oncpu)
+		agg_add(e->tgid, e->stmt, WAIT_KIND_CPU, 0, 0, 0, cpu, 0);
+	if (e->oncpu) {
+		if (ns > cpu)
+			agg_add(e->tgid, e->stmt, WAIT_KIND_RUNNABLE, 0, 0, 0, ns - cpu, 0);
+	} else {
+		agg_add(e->tgid, e->stmt_off, e->kind, e->event, e->stack, e->ustack, ns - cpu, 1);
+	}
 	e->since = now;
+	if (has_exec) {
+		e->exec = exec;
+		e->exec_known = 1;
+	}
 }
 
-static __always_inline bool switch_out(void *ctx, struct task_struct *prev, __u64 now)
+static __always_inline __u64 task_exec(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, se.sum_exec_runtime);
+}
+
+static __always_inline bool switch_out(void *ctx, bool preempt, struct task_struct *prev,
+				       __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
@@ -183,7 +211,10 @@ static __always_inline bool switch_out(void *ctx, struct task_struct *prev, __u6
 			return false;
 	}
 	d = drops_get();
-	stretch_close(e, now);
+	if (!e->oncpu && d)
+		d->unpaired++;
+	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
+	stretch_close(e, now, task_exec(prev), true);
 	state = task_state(prev);
 	if (state & 0x80 /* TASK_DEAD: the last switch of an exiting thread */) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
@@ -208,8 +239,11 @@ static __always_inline bool switch_out(void *ctx, struct task_struct *prev, __u6
 		e->kind = ev == idle_event && !e->in_xact ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
 	} else {
 		e->event = 0;
-		/* still TASK_RUNNING: taken off the CPU, not waiting for anything */
-		e->kind = state == 0 ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
+		/*
+		 * Taken off the CPU, not waiting for anything: still TASK_RUNNING, or preempted
+		 * between setting its sleeping state and calling schedule() (it stays queued)
+		 */
+		e->kind = preempt || state == 0 ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
 	}
 	if (want_stacks && e->kind != WAIT_KIND_RUNNABLE) {
 		long k = bpf_get_stackid(ctx, &stacks, 0);
@@ -236,10 +270,18 @@ static __always_inline bool switch_in(struct task_struct *next, __u64 now)
 		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
 		if (!e)
 			return false;
+		e->exec = task_exec(next);
+		e->exec_known = 1;
 		e->oncpu = 1;
 		return true;
 	}
-	stretch_close(e, now);
+	if (e->oncpu) {
+		/* seeded as running while it was runnable, or a switch-out not seen */
+		struct wait_drops *d = drops_get();
+		if (d)
+			d->unpaired++;
+	}
+	stretch_close(e, now, task_exec(next), true);
 	e->oncpu = 1;
 	return true;
 }
@@ -249,7 +291,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	bool out = switch_out(ctx, prev, now), in = switch_in(next, now);
+	bool out = switch_out(ctx, preempt, prev, now), in = switch_in(next, now);
 
 	if (out || in) {
 		struct wait_drops *d = drops_get();
@@ -280,11 +322,18 @@ static __always_inline struct wait_thread *thread_current(__u64 now)
 
 STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
 
-/* The statement changes: the CPU time so far belongs to the one before. */
+/*
+ * The statement changes: the CPU time so far belongs to the one before. The kernel
+ * updates sum_exec_runtime of a running task only at ticks and switches, so the
+ * split is by wall time: exec moves on by as much, and the next switch charges the
+ * slice's remaining CPU time by the kernel's count.
+ */
 static __always_inline void stmt_set(struct wait_thread *e, __u64 stmt, __u64 now)
 {
-	if (e->oncpu)
-		stretch_close(e, now);
+	if (e->oncpu) {
+		__u64 ns = now > e->since ? now - e->since : 0, exec = e->exec + ns;
+		stretch_close(e, now, exec, e->exec_known);
+	}
 	e->stmt = stmt;
 }
 

@@ -91,11 +91,12 @@ void wait_probe_start(struct wait_probe *wp, uint64_t t0)
 	wp->skel->bss->t0 = t0;
 }
 
-int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event)
+static int seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event,
+		bool exec_known, uint64_t exec)
 {
 	uint64_t t0 = wp->skel->bss->t0;
 	struct wait_thread t = { .since = t0, .first = t0, .tgid = tgid, .oncpu = oncpu,
-				 .event = event };
+				 .event = event, .exec = exec, .exec_known = exec_known };
 	struct wait_proc p = { .first = t0 };
 	__u32 k = tid, pk = tgid;
 
@@ -107,6 +108,17 @@ int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, ui
 	bpf_map_update_elem(bpf_map__fd(wp->skel->maps.procs), &pk, &p, BPF_NOEXIST);
 	return bpf_map_update_elem(bpf_map__fd(wp->skel->maps.threads), &k, &t, BPF_NOEXIST) ?
 	       -1 : 0;
+}
+
+int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event)
+{
+	return seed(wp, tid, tgid, oncpu, event, false, 0);
+}
+
+int wait_probe_seed_exec(struct wait_probe *wp, pid_t tid, pid_t tgid, uint32_t event,
+			 uint64_t exec_ns)
+{
+	return seed(wp, tid, tgid, false, event, true, exec_ns);
 }
 
 /* One USDT probe of the server by name into the plan; the cookie says which it is. */
@@ -290,6 +302,7 @@ int wait_probe_drops(struct wait_probe *wp, struct wait_drops *out)
 		out->texts_full += pc[c].texts_full;
 		out->stacks_lost += pc[c].stacks_lost;
 		out->switches += pc[c].switches;
+		out->unpaired += pc[c].unpaired;
 	}
 	free(pc);
 	return 0;

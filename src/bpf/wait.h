@@ -52,6 +52,12 @@ struct wait_thread {
 	__u64 first;    /* ktime the accounting of this thread starts */
 	__u64 stmt;     /* statement in progress (query__start), 0 none */
 	__u64 stmt_off; /* statement the current off-CPU stretch is charged to */
+	/*
+	 * The task's sum_exec_runtime at `since` (exec_known): the kernel's own count of its
+	 * CPU time, which leaves out time the hypervisor gave another guest (steal) and
+	 * stays right across a switch this program did not see.
+	 */
+	__u64 exec;
 	__u32 tgid;
 	__u32 event;    /* off CPU: wait event read at switch-out */
 	__u32 kind;     /* off CPU: enum wait_kind of the current stretch */
@@ -59,7 +65,8 @@ struct wait_thread {
 	__u32 ustack;
 	__u8 oncpu;
 	__u8 in_xact;   /* between transaction__start and commit/abort */
-	__u8 pad[2];
+	__u8 exec_known;
+	__u8 pad;
 };
 
 /* Per process: the span its threads were accounted over. */
@@ -81,6 +88,12 @@ struct wait_drops {
 	__u64 texts_full;
 	__u64 stacks_lost;  /* --stacks: stacks that could not be taken */
 	__u64 switches;     /* program runs (switches) that involved a followed thread */
+	/*
+	 * Switches out (in) of a thread last seen leaving (entering) the CPU: one between
+	 * was not seen, or the thread was seeded in the wrong state. Its CPU time is still
+	 * the kernel's count; only where the rest of the stretch went is a guess.
+	 */
+	__u64 unpaired;
 };
 
 #ifndef __VMLINUX_H__
@@ -127,6 +140,13 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o);
  */
 void wait_probe_start(struct wait_probe *wp, uint64_t t0);
 int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event);
+/*
+ * The same with the thread's CPU time so far (schedstat's, in ns), read while it was
+ * off CPU: its first stretch is then split by the kernel's count even when it ran
+ * between the seeding and the attach.
+ */
+int wait_probe_seed_exec(struct wait_probe *wp, pid_t tid, pid_t tgid, uint32_t event,
+			 uint64_t exec_ns);
 /* Attaches sched_switch, then the USDT probes; -1 with the error printed. */
 int wait_probe_attach(struct wait_probe *wp);
 /* Cumulative aggregates, count returned, a malloc'd array; -1 on failure. */

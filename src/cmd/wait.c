@@ -689,6 +689,7 @@ static void json_report(struct wait_cmd *c, const struct frame_report *fr, struc
 	/* the program's runs (context switches) that involved a traced thread */
 	json_object_begin(&j, "program");
 	json_uint(&j, "traced_switches", d->switches);
+	json_uint(&j, "unpaired_switches", d->unpaired);
 	json_object_end(&j);
 	json_object_end(&j);
 	json_flush_line(&j, stdout);
@@ -851,10 +852,15 @@ static void seed(struct wait_cmd *c)
 		int st = proc_state(pids[i]);
 		if (st < 0)
 			continue;
+		struct proc_counters pc;
 		if (mem_read_u64(pids[i], c->po.ptr_addr, &ptr) < 0 || !ptr ||
 		    mem_read(pids[i], ptr + c->po.field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
-		wait_probe_seed(c->wp, pids[i], pids[i], st == 'R', ev);
+		/* a running thread's schedstat lags by its current slice: only asleep ones */
+		if (st != 'R' && proc_counters(pids[i], &pc) == 0)
+			wait_probe_seed_exec(c->wp, pids[i], pids[i], ev, pc.run_ns);
+		else
+			wait_probe_seed(c->wp, pids[i], pids[i], st == 'R', ev);
 	}
 	free(pids);
 }

@@ -37,13 +37,15 @@ test_expect_success 'set up a cluster, pgbench tables, three sessions' '
 	done
 '
 
-# Known breakage: on a quiet machine one backend's CPU came out 487.7 ms against
-# schedstat's 514.7 ms (5 %); the cause is not found yet.
-test_expect_failure 'mixed run: per backend CPU + waits + unlabelled = wall within 1 %, CPU = schedstat within 2 %' '
+# CPU is the kernel's count (sum_exec_runtime, as schedstat shows it), read at each
+# switch: wall-clock time on CPU would also hold what the hypervisor gave another guest
+# (steal), which the kernel leaves out. schedstat is read while dbtap is attached and
+# the sessions sit idle, so both cover the same stretch of the sessions' lives.
+test_expect_success 'mixed run: per backend CPU + waits + unlabelled = wall within 1 %, CPU = schedstat within 2 %' '
+	trace_start w1.json wait --pg="$PGDATA" -j --by pid --top 1000 &&
 	for s in $(seq 1 $SESSIONS); do
 		eval "cpu0_$s=\$(schedstat_cpu \$pid$s)" || return 1
 	done &&
-	trace_start w1.json wait --pg="$PGDATA" -j --by pid --top 1000 &&
 	for s in $(seq 1 $SESSIONS); do
 		session_send $s "select count(*) from generate_series(1, 2000000);" &&
 		session_send $s "begin; update pgbench_branches set bbalance = bbalance + 1 where bid = 1; select pg_sleep(0.2); commit;" &&
@@ -57,10 +59,10 @@ test_expect_failure 'mixed run: per backend CPU + waits + unlabelled = wall with
 		test -f done$s || return 1
 	done &&
 	sleep 0.3 &&
-	trace_stop &&
 	for s in $(seq 1 $SESSIONS); do
 		eval "cpu1_$s=\$(schedstat_cpu \$pid$s)" || return 1
 	done &&
+	trace_stop &&
 	json_py "
 dur = d[\"duration_s\"] * 1e9
 procs = {p[\"pid\"]: p for p in d[\"processes\"]}
