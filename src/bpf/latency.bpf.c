@@ -7,6 +7,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/histrec.bpf.h"
+#include "bpf/slothist.bpf.h"
 #include "bpf/latency.h"
 #include "bpf/stmthash.bpf.h"
 
@@ -65,6 +66,19 @@ struct {
 	__type(key, __u64);
 	__type(value, char[LAT_TEXT_LEN]);
 } texts SEC(".maps");
+
+/*
+ * serve: each statement key's durations at the Prometheus bounds (slothist.h), one
+ * value per CPU like stmts. User space gives a statement its own series only when it
+ * has an entry here; it sizes the map (a few times --max-series).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct slot_hist);
+} stmt_hists SEC(".maps");
 
 /* The statement text is too large for the BPF stack. */
 struct {
@@ -179,6 +193,12 @@ int BPF_USDT(query_done, const char *query)
 
 	if (!d)
 		return 0;
+	if (slothist_on) {
+		/* every statement in its backend's histogram, keyed or not */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		slothist_backend((__u32)bpf_get_current_pid_tgid(), BPF_CORE_READ(task, start_time), d);
+	}
 	text = bpf_map_lookup_elem(&scratch, &z);
 	if (!text)
 		return 0;
@@ -203,5 +223,12 @@ int BPF_USDT(query_done, const char *query)
 	st->sum_ns += d;
 	if (d > st->max_ns)
 		st->max_ns = d;
+	/* after stmts: a key user space finds here is in stmts too */
+	if (slothist_on) {
+		struct slot_hist *sh = slothist_get(&stmt_hists, &key, SLOTHIST_DROP_KEYED);
+
+		if (sh)
+			slothist_add(sh, d);
+	}
 	return 0;
 }

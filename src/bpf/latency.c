@@ -13,6 +13,7 @@
 #include "bpf/stathash.h"
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
+#include "bpf/slothist.h"
 #include "util/error.h"
 #include "latency.skel.h"
 
@@ -59,6 +60,10 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	TARGET_FILTER_RODATA(lp->skel, o->target);
 	HISTREC_RODATA(lp->skel, o->hist);
 	lp->skel->rodata->raw_text = o->raw;
+	SLOTHIST_RODATA(lp->skel, o->slot_bounds, o->query ? o->nslot_bounds : 0);
+	bpf_map__set_max_entries(lp->skel->maps.stmt_hists,
+				 o->query && o->nslot_bounds > 0 && o->stmt_hists > 0 ?
+				 (__u32)o->stmt_hists : 1);
 	/* Pairs other than query need neither the statement maps nor bpf_loop (5.17). */
 	if (!o->query) {
 		bpf_map__set_max_entries(lp->skel->maps.stmts, 1);
@@ -115,6 +120,26 @@ int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, in
 		}
 	}
 	return n;
+}
+
+int lat_probe_bk_hists_fd(const struct lat_probe *lp)
+{
+	return bpf_map__fd(lp->skel->maps.bk_hists);
+}
+
+int lat_probe_stmt_hists_fd(const struct lat_probe *lp)
+{
+	return bpf_map__fd(lp->skel->maps.stmt_hists);
+}
+
+int lat_probe_ncpus(const struct lat_probe *lp)
+{
+	return lp->ncpus;
+}
+
+int lat_probe_hist_drops(const struct lat_probe *lp, struct slothist_drops *out)
+{
+	return slothist_drops_read(bpf_map__fd(lp->skel->maps.slothist_drops), lp->ncpus, out);
 }
 
 int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out)

@@ -3,6 +3,7 @@
 #define DBTAP_BPF_LATENCY_H
 
 #include "bpf/loglinear.h"
+#include "bpf/slothist.h"
 
 #define LAT_MAX_PAIRS 8
 #define LAT_TEXT_LEN  256   /* a power of two: the hash loop masks its index with it */
@@ -62,6 +63,10 @@ struct lat_probe_opts {
 	int npairs;
 	bool query;              /* the pair is query__start -> query__done: group statements */
 	bool raw;                /* key statements by their exact text, not literal-blind */
+	/* serve (query only): histograms per backend and per statement at these bounds */
+	const uint32_t *slot_bounds;
+	int nslot_bounds;
+	int stmt_hists;          /* statement keys given a histogram */
 };
 
 /* NULL with an error and a hint printed; nothing stays attached then. */
@@ -78,6 +83,11 @@ int lat_probe_read_stmts(struct lat_probe *lp, struct lat_stmt_entry **out);
 int lat_probe_nlinks(const struct lat_probe *lp);
 /* The loaded programs' fds and names (for their run-time statistics); count, at most max. */
 int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, int max);
+/* serve: per-backend (struct bk_hkey) and per-statement (__u64, per CPU) slot histograms. */
+int lat_probe_bk_hists_fd(const struct lat_probe *lp);
+int lat_probe_stmt_hists_fd(const struct lat_probe *lp);
+int lat_probe_ncpus(const struct lat_probe *lp);
+int lat_probe_hist_drops(const struct lat_probe *lp, struct slothist_drops *out);
 void lat_probe_destroy(struct lat_probe *lp);
 #endif
 

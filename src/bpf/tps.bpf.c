@@ -6,6 +6,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/histrec.bpf.h"
+#include "bpf/slothist.bpf.h"
 #include "bpf/tps.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -116,6 +117,7 @@ static __always_inline void tx_end(bool commit)
 	t->txn_count++;
 	t->txn_ns += d;
 	hist_record(t->ll, t->disp, d);
+	slothist_backend((__u32)id, b->born, d);
 }
 
 static __always_inline void tx_event(__u64 cookie)

@@ -11,6 +11,7 @@
 #include "bpf/corebtf.h"
 #include "bpf/loader.h"
 #include "bpf/mapdump.h"
+#include "bpf/slothist.h"
 #include "bpf/tps.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
@@ -65,6 +66,7 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 	}
 	TARGET_FILTER_RODATA(tp->skel, o->target);
 	HISTREC_RODATA(tp->skel, o->hist);
+	SLOTHIST_RODATA(tp->skel, o->slot_bounds, o->nslot_bounds);
 	struct attach_progs progs = { .multi = tp->skel->progs.tx_multi,
 				      .single = tp->skel->progs.tx_uprobe };
 	attach_progs_prepare(&progs);
@@ -109,6 +111,16 @@ int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, in
 		}
 	}
 	return n;
+}
+
+int tps_probe_bk_hists_fd(const struct tps_probe *tp)
+{
+	return bpf_map__fd(tp->skel->maps.bk_hists);
+}
+
+int tps_probe_hist_drops(const struct tps_probe *tp, struct slothist_drops *out)
+{
+	return slothist_drops_read(bpf_map__fd(tp->skel->maps.slothist_drops), tp->ncpus, out);
 }
 
 int tps_probe_read_totals(struct tps_probe *tp, struct tps_totals *out)

@@ -3,6 +3,7 @@
 #define DBTAP_BPF_TPS_H
 
 #include "bpf/loglinear.h"
+#include "bpf/slothist.h"
 
 #define TPS_TITLE_LEN 96
 
@@ -56,6 +57,9 @@ struct tps_probe_opts {
 	const char *binary;           /* the server binary whose USDT notes are attached */
 	const struct hist_spec *hist; /* display slots filled by the kernel */
 	int major;                    /* PostgreSQL major version, 0 if unknown */
+	/* serve: a histogram per backend at these bounds (slothist.h); 0: none */
+	const uint32_t *slot_bounds;
+	int nslot_bounds;
 };
 
 /* A backend's cumulative figures, keyed by thread id. */
@@ -74,6 +78,9 @@ int tps_probe_read_backends(struct tps_probe *tp, struct tps_backend_entry **out
 int tps_probe_nlinks(const struct tps_probe *tp);
 /* The loaded programs' fds and names (for their run-time statistics); count, at most max. */
 int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, int max);
+/* The per-backend slot histograms (struct bk_hkey -> struct slot_hist) and their drops. */
+int tps_probe_bk_hists_fd(const struct tps_probe *tp);
+int tps_probe_hist_drops(const struct tps_probe *tp, struct slothist_drops *out);
 void tps_probe_destroy(struct tps_probe *tp);
 #endif
 

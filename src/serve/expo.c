@@ -119,26 +119,22 @@ void expo_seconds(struct expo *e, const struct expo_label *l, int nl, uint64_t n
 	e->series++;
 }
 
-void expo_histogram(struct expo *e, const struct expo_label *l, int nl,
-		    const struct expo_buckets *b, const uint64_t *ll, uint64_t sum_ns)
+void expo_histogram_slots(struct expo *e, const struct expo_label *l, int nl,
+			  const struct expo_buckets *b, const uint64_t *slot, uint64_t sum_ns)
 {
 	uint64_t cum = 0;
-	uint32_t i = 0;
 	char le[48];
 	struct strbuf sb = STRBUF_INIT;
 
 	for (int k = 0; k < b->n; k++) {
-		/* A bucket of the kernel's holds [lower, lower + width): all below the bound. */
-		for (; i < b->index[k] && i < LL_BUCKETS; i++)
-			cum += ll[i];
+		cum += slot[k];
 		strbuf_reset(&sb);
 		add_seconds(&sb, b->ns[k]);
 		snprintf(le, sizeof(le), "%s", sb.buf);
 		sample_start(e, "_bucket", l, nl, le);
 		strbuf_addf(e->out, "%" PRIu64 "\n", cum);
 	}
-	for (; i < LL_BUCKETS; i++)
-		cum += ll[i];
+	cum += slot[b->n];
 	sample_start(e, "_bucket", l, nl, "+Inf");
 	strbuf_addf(e->out, "%" PRIu64 "\n", cum);
 	sample_start(e, "_count", l, nl, NULL);
@@ -148,6 +144,21 @@ void expo_histogram(struct expo *e, const struct expo_label *l, int nl,
 	strbuf_addch(e->out, '\n');
 	strbuf_release(&sb);
 	e->series += b->n + 3;
+}
+
+void expo_histogram(struct expo *e, const struct expo_label *l, int nl,
+		    const struct expo_buckets *b, const uint64_t *ll, uint64_t sum_ns)
+{
+	uint64_t slot[65] = { 0 };
+	uint32_t i = 0;
+
+	for (int k = 0; k < b->n && k < 64; k++)
+		/* A bucket of the kernel's holds [lower, lower + width): all below the bound. */
+		for (; i < b->index[k] && i < LL_BUCKETS; i++)
+			slot[k] += ll[i];
+	for (; i < LL_BUCKETS; i++)
+		slot[b->n] += ll[i];
+	expo_histogram_slots(e, l, nl, b, slot, sum_ns);
 }
 
 void expo_summary(struct expo *e, const struct expo_label *l, int nl, uint64_t count,

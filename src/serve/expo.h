@@ -45,6 +45,9 @@ void expo_seconds(struct expo *e, const struct expo_label *l, int nl, uint64_t n
 /* Cumulative buckets, _count (= the +Inf bucket) and _sum in seconds, from ll[LL_BUCKETS]. */
 void expo_histogram(struct expo *e, const struct expo_label *l, int nl,
 		    const struct expo_buckets *b, const uint64_t *ll, uint64_t sum_ns);
+/* The same from per-bucket counts: slot[k] below bound k, slot[b->n] above the last. */
+void expo_histogram_slots(struct expo *e, const struct expo_label *l, int nl,
+			  const struct expo_buckets *b, const uint64_t *slot, uint64_t sum_ns);
 /* A summary without quantiles: _count and _sum (seconds). */
 void expo_summary(struct expo *e, const struct expo_label *l, int nl, uint64_t count,
 		  uint64_t sum_ns);

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/latency.h"
+#include "bpf/slothist.h"
 #include "bpf/tps.h"
 #include "bpf/wait.h"
 #include "pg/layout.h"
@@ -44,6 +45,19 @@ struct lset {
 	char db[LABEL_LEN], user[LABEL_LEN], type[LABEL_LEN];
 	uint64_t retired_commits, retired_aborts;
 	uint64_t commits, aborts; /* retired + live, at the last read */
+	/* transaction and statement histograms: of exited backends, and retired + live */
+	struct slot_hist txn_retired, stmt_retired, txn, stmt;
+};
+
+/*
+ * A backend whose histograms the kernel keeps, by thread id and start time, and its
+ * label set; forgotten once it has exited and its entries were moved to the set.
+ */
+struct owner {
+	uint32_t tid;
+	uint64_t born;
+	int lset;
+	bool dead; /* gone when the histograms were last read: its entries are final */
 };
 
 /* A backend (thread) the kernel's map holds, and its label set. */
@@ -58,7 +72,7 @@ struct bk {
 /* A statement series; sticky once given, so its counter never goes back. */
 struct sseries {
 	char text[STMT_LABEL_LEN];
-	uint64_t count, sum_ns;
+	struct slot_hist h;
 };
 
 struct keyslot {
@@ -110,7 +124,12 @@ struct pgmon {
 	struct sseries *stmts;
 	int nstmts;
 	struct keyslot *keys;
-	uint64_t other_count, other_sum;
+	struct slot_hist other;   /* statement="other": never goes back */
+
+	struct owner *owners;
+	int nowners;
+	struct slothist_drops tps_drops, lat_drops;
+	__u8 slot_of[LL_BUCKETS]; /* log-linear index -> bucket, as the kernel folds */
 
 	struct wait_probe *wait;
 	struct wseries *waits;
@@ -195,6 +214,122 @@ static void bk_retire(struct pgmon *m, struct bk *b)
 	m->lsets[b->lset].retired_aborts += b->aborts;
 }
 
+static int cmp_owner(const void *a, const void *b)
+{
+	const struct owner *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->born < y->born ? -1 : x->born > y->born;
+}
+
+static struct owner *owner_find(struct pgmon *m, uint32_t tid, uint64_t born)
+{
+	struct owner key = { .tid = tid, .born = born };
+
+	return m->nowners ? bsearch(&key, m->owners, m->nowners, sizeof(key), cmp_owner) : NULL;
+}
+
+/* The owner (tid, born), added in order with label set lset when new. */
+static struct owner *owner_add(struct pgmon *m, uint32_t tid, uint64_t born, int lset)
+{
+	struct owner key = { .tid = tid, .born = born, .lset = lset }, *o;
+	int at = 0;
+
+	o = owner_find(m, tid, born);
+	if (o)
+		return o;
+	o = realloc(m->owners, (m->nowners + 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	m->owners = o;
+	while (at < m->nowners && cmp_owner(&m->owners[at], &key) < 0)
+		at++;
+	memmove(&o[at + 1], &o[at], (m->nowners - at) * sizeof(*o));
+	o[at] = key;
+	m->nowners++;
+	return &o[at];
+}
+
+/* A backend the kernel has histograms of but tps never showed: its label from /proc. */
+static int lset_of_tid(struct pgmon *m, uint32_t tid)
+{
+	struct pid_label l;
+
+	target_label(&m->t, (pid_t)tid, NULL, 0, &l);
+	return lset_get(m, l.database, l.user, l.type);
+}
+
+static void slot_add(struct slot_hist *a, const struct slot_hist *b)
+{
+	a->sum_ns += b->sum_ns;
+	for (int i = 0; i < SLOT_MAX; i++)
+		a->slot[i] += b->slot[i];
+}
+
+/*
+ * Which owners have exited, decided before the maps are read: an entry of a backend
+ * that was gone before the read holds its final counts, and moving it to the label
+ * set's retired sums then deleting it loses nothing. Gone: no /proc entry, or tps
+ * saw a newer backend under its thread id.
+ */
+static void owners_mark(struct pgmon *m)
+{
+	for (int i = 0; i < m->nowners; i++) {
+		struct owner *o = &m->owners[i];
+		struct bk key = { .tid = o->tid }, *b;
+		b = m->nbks ? bsearch(&key, m->bks, m->nbks, sizeof(key), cmp_bk) : NULL;
+		o->dead = !proc_exists((pid_t)o->tid) || (b && b->born > o->born);
+	}
+}
+
+/* Drops the owners marked gone: their entries have been moved (owners_fold). */
+static void owners_prune(struct pgmon *m)
+{
+	int w = 0;
+
+	for (int i = 0; i < m->nowners; i++)
+		if (!m->owners[i].dead)
+			m->owners[w++] = m->owners[i];
+	m->nowners = w;
+}
+
+/*
+ * One per-backend histogram map (k, v: its entries, read after owners_mark) into the
+ * label sets: live entries added to each set's retired sums, those of gone owners read
+ * once more, added to the retired sums and deleted from the map. Counters never go
+ * back: an entry only grows until it moves, whole, to retired.
+ */
+static void owners_fold(struct pgmon *m, int fd, const struct bk_hkey *k,
+			const struct slot_hist *v, int n, bool stmt)
+{
+	for (int i = 0; i < m->nlsets; i++) {
+		struct lset *l = &m->lsets[i];
+		if (stmt)
+			l->stmt = l->stmt_retired;
+		else
+			l->txn = l->txn_retired;
+	}
+	for (int i = 0; i < n; i++) {
+		struct owner *o = owner_find(m, k[i].tid, k[i].born);
+		if (!o) {
+			int ls = lset_of_tid(m, k[i].tid);
+			o = owner_add(m, k[i].tid, k[i].born, ls);
+			if (!o)
+				continue;
+			o->dead = false; /* seen now; gone or not is decided at the next read */
+		}
+		struct slot_hist h = v[i];
+		struct lset *l = &m->lsets[o->lset];
+		if (o->dead) {
+			if (slothist_take(fd, &k[i], &h) < 0)
+				continue;
+			slot_add(stmt ? &l->stmt_retired : &l->txn_retired, &h);
+		}
+		slot_add(stmt ? &l->stmt : &l->txn, &h);
+	}
+}
+
 /*
  * Folds the kernel's per-backend map into the label sets. A backend that left the map
  * (LRU) or whose thread id was reused keeps its last counts in its set's retired sums.
@@ -216,6 +351,7 @@ static void read_backends(struct pgmon *m)
 			b->born = e[i].b.born;
 			b->lset = lset_of(m, &e[i]);
 			b->commits = b->aborts = 0;
+			owner_add(m, b->tid, b->born, b->lset);
 		}
 		if (!b) {
 			struct bk *v = realloc(m->bks, (m->nbks + added + 1) * sizeof(*v));
@@ -227,6 +363,7 @@ static void read_backends(struct pgmon *m)
 			b->tid = e[i].tid;
 			b->born = e[i].b.born;
 			b->lset = lset_of(m, &e[i]);
+			owner_add(m, b->tid, b->born, b->lset);
 		}
 		/* An entry the LRU evicted and made again starts from zero: keep what was seen. */
 		if (e[i].b.commits < b->commits || e[i].b.aborts < b->aborts) {
@@ -289,37 +426,55 @@ static int series_find(struct pgmon *m, const char *text)
 	return -1;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Statement series: the kernel keeps each statement key's cumulative figures; keys are
- * normalized once and given a series while fewer than --max-series exist, the heaviest
- * (total time) first; later ones are summed into statement="other".
+ * Statement series: the kernel keeps each statement key's cumulative figures and, for
+ * the first keys it saw, their histogram; keys are normalized once and given a series
+ * while fewer than --max-series exist, the heaviest (total time) first, when they have
+ * a histogram; the others are summed into statement="other". The histograms are read
+ * before the statements: every key found there is then in the statement map too.
  */
 static void read_statements(struct pgmon *m)
 {
+	__u64 *hk = NULL;
+	struct slot_hist *hv = NULL;
+	int nh = slothist_dump(lat_probe_stmt_hists_fd(m->lat), sizeof(*hk), lat_probe_ncpus(m->lat),
+			       (void **)&hk, &hv);
 	struct lat_stmt_entry *v = NULL;
-	int n = lat_probe_read_stmts(m->lat, &v), nfresh = 0;
+	int n = nh < 0 ? -1 : lat_probe_read_stmts(m->lat, &v), nfresh = 0;
 	struct fresh *fresh = n > 0 ? calloc(n, sizeof(*fresh)) : NULL;
-	uint64_t count = 0, sum = 0;
+	__u64 *sorted = nh > 0 ? malloc(nh * sizeof(*sorted)) : NULL;
+	struct slot_hist series = { 0 }, total = { 0 };
 
-	if (n < 0 || (n > 0 && !fresh)) {
-		free(v);
-		free(fresh);
-		return;
+	if (n < 0 || (n > 0 && !fresh) || (nh > 0 && !sorted))
+		goto out;
+	if (nh > 0) {
+		memcpy(sorted, hk, nh * sizeof(*sorted));
+		qsort(sorted, nh, sizeof(*sorted), cmp_u64);
 	}
 	for (int i = 0; i < n; i++) {
 		struct keyslot *ks = key_slot(m, v[i].key);
-		if (ks->series == -2) {
-			char norm[LAT_TEXT_LEN * 2];
-			pg_normalize_query(v[i].text[0] ? v[i].text : "(no text)", norm, sizeof(norm));
-			expo_clean_value(norm, fresh[nfresh].text, STMT_LABEL_LEN);
-			int s = series_find(m, fresh[nfresh].text);
-			if (s >= 0) {
-				ks->key = v[i].key;
-				ks->series = s;
-			} else {
-				fresh[nfresh++].e = &v[i];
-			}
+		if (ks->series != -2)
+			continue;
+		ks->key = v[i].key;
+		if (!nh || !bsearch(&v[i].key, sorted, nh, sizeof(*sorted), cmp_u64)) {
+			ks->series = -1; /* no histogram (its map was full): always in other */
+			continue;
 		}
+		char norm[LAT_TEXT_LEN * 2];
+		pg_normalize_query(v[i].text[0] ? v[i].text : "(no text)", norm, sizeof(norm));
+		expo_clean_value(norm, fresh[nfresh].text, STMT_LABEL_LEN);
+		int s = series_find(m, fresh[nfresh].text);
+		if (s >= 0)
+			ks->series = s;
+		else
+			fresh[nfresh++].e = &v[i];
 	}
 	qsort(fresh, nfresh, sizeof(*fresh), cmp_fresh);
 	for (int i = 0; i < nfresh; i++) {
@@ -329,33 +484,39 @@ static void read_statements(struct pgmon *m)
 			s = m->nstmts++;
 			snprintf(m->stmts[s].text, STMT_LABEL_LEN, "%s", fresh[i].text);
 		}
-		ks->key = fresh[i].e->key;
 		ks->series = s;
 	}
 	for (int i = 0; i < m->nstmts; i++)
-		m->stmts[i].count = m->stmts[i].sum_ns = 0;
-	for (int i = 0; i < n; i++) {
-		struct keyslot *ks = key_slot(m, v[i].key);
+		memset(&m->stmts[i].h, 0, sizeof(m->stmts[i].h));
+	for (int i = 0; i < nh; i++) {
+		struct keyslot *ks = key_slot(m, hk[i]);
 		if (ks->series >= 0) {
-			m->stmts[ks->series].count += v[i].s.count;
-			m->stmts[ks->series].sum_ns += v[i].s.sum_ns;
-			count += v[i].s.count;
-			sum += v[i].s.sum_ns;
+			slot_add(&m->stmts[ks->series].h, &hv[i]);
+			slot_add(&series, &hv[i]);
 		}
 	}
 	/*
 	 * "other" is the pair's total less the series: statements over the cap and those
-	 * the kernel's full map could not key. The two are read a moment apart, so the
-	 * difference is kept from going back.
+	 * the kernel's full maps could not key. The total was read first, so the
+	 * difference is at most what other holds; kept from going back, bucket by bucket.
 	 */
-	uint64_t oc = m->lh->count > count ? m->lh->count - count : 0;
-	uint64_t os = m->lh->sum_ns > sum ? m->lh->sum_ns - sum : 0;
-	if (oc > m->other_count)
-		m->other_count = oc;
-	if (os > m->other_sum)
-		m->other_sum = os;
+	for (unsigned i = 0; i < LL_BUCKETS; i++)
+		total.slot[m->slot_of[i]] += m->lh->ll[i];
+	total.sum_ns = m->lh->sum_ns;
+	for (int k = 0; k < SLOT_MAX; k++) {
+		uint64_t d = total.slot[k] > series.slot[k] ? total.slot[k] - series.slot[k] : 0;
+		if (d > m->other.slot[k])
+			m->other.slot[k] = d;
+	}
+	uint64_t ds = total.sum_ns > series.sum_ns ? total.sum_ns - series.sum_ns : 0;
+	if (ds > m->other.sum_ns)
+		m->other.sum_ns = ds;
+out:
+	free(sorted);
 	free(fresh);
 	free(v);
+	free(hk);
+	free(hv);
 }
 
 static bool xloc_read(struct pgmon *m, const struct xloc *l, uint64_t *v)
@@ -565,21 +726,59 @@ static void read_waits(struct pgmon *m)
 	free(pr);
 }
 
+/*
+ * The backends: which have exited, then their histograms, then tps's map (every
+ * histogram entry's backend was in it before the entry was made), then the folds.
+ */
+static void read_owners(struct pgmon *m)
+{
+	struct bk_hkey *tk = NULL, *lk = NULL;
+	struct slot_hist *tv = NULL, *lv = NULL;
+	int tn = 0, ln = 0;
+
+	owners_mark(m);
+	if (m->tps)
+		tn = slothist_dump(tps_probe_bk_hists_fd(m->tps), sizeof(*tk), 0, (void **)&tk, &tv);
+	if (m->lat)
+		ln = slothist_dump(lat_probe_bk_hists_fd(m->lat), sizeof(*lk), 0, (void **)&lk, &lv);
+	if (m->tps) {
+		read_backends(m);
+		tps_probe_hist_drops(m->tps, &m->tps_drops);
+	}
+	if (m->lat)
+		lat_probe_hist_drops(m->lat, &m->lat_drops);
+	/* a failed read leaves the sets as they were, and nobody marked gone is dropped */
+	if (tn >= 0 && ln >= 0) {
+		if (m->tps)
+			owners_fold(m, tps_probe_bk_hists_fd(m->tps), tk, tv, tn, false);
+		if (m->lat)
+			owners_fold(m, lat_probe_bk_hists_fd(m->lat), lk, lv, ln, true);
+		owners_prune(m);
+	}
+	free(tk);
+	free(tv);
+	free(lk);
+	free(lv);
+}
+
 void pgmon_tick(struct pgmon *m)
 {
 	read_counters(m);
 	if (m->o.collect & COLLECT_STAT)
 		read_stat(m);
-	if (m->tps)
-		read_backends(m);
+	read_owners(m);
 }
 
 void pgmon_read(struct pgmon *m)
 {
+	bool lat_ok;
+
 	read_counters(m);
-	if (m->tps && tps_probe_read_totals(m->tps, m->tot) == 0)
-		read_backends(m);
-	if (m->lat && lat_probe_read(m->lat, 0, m->lh) == 0)
+	if (m->tps)
+		tps_probe_read_totals(m->tps, m->tot);
+	lat_ok = m->lat && lat_probe_read(m->lat, 0, m->lh) == 0;
+	read_owners(m);
+	if (lat_ok)
 		read_statements(m);
 	if (m->wait)
 		read_waits(m);
@@ -610,10 +809,10 @@ static const struct {
 	[PGF_ABORTS] = { "dbtap_transaction_aborts", EXPO_COUNTER, NULL,
 		"Transactions rolled back (transaction__abort), by database, user and backend type" },
 	[PGF_TXN_SECONDS] = { "dbtap_transaction_duration_seconds", EXPO_HISTOGRAM, "seconds",
-		"Transaction time, start to commit or abort, from the kernel's log-linear histogram" },
+		"Transaction time, start to commit or abort, by database, user and backend type" },
 	[PGF_STMT_SECONDS] = { "dbtap_statement_duration_seconds", EXPO_HISTOGRAM, "seconds",
-		"Statement time, query__start to query__done (simple query protocol)" },
-	[PGF_TOP_STMT] = { "dbtap_statement_seconds", EXPO_SUMMARY, "seconds",
+		"Statement time, query__start to query__done, by database, user and backend type" },
+	[PGF_TOP_STMT] = { "dbtap_statement_seconds", EXPO_HISTOGRAM, "seconds",
 		"Time of the heaviest normalized statements; past --max-series, statement=\"other\"" },
 	[PGF_XIDS] = { "dbtap_xids_assigned", EXPO_COUNTER, NULL,
 		"The cluster's next full transaction id: XIDs assigned since initdb" },
@@ -683,32 +882,32 @@ void pgmon_write(struct pgmon *m, struct expo *e, enum pgmon_family f)
 		break;
 	case PGF_TRANSACTIONS:
 	case PGF_ABORTS:
-		if (!m->tps)
+	case PGF_TXN_SECONDS:
+	case PGF_STMT_SECONDS:
+		if (f == PGF_STMT_SECONDS ? !m->lat : !m->tps)
 			break;
 		for (int i = 0; i < m->nlsets; i++) {
-			l[1] = (struct expo_label){ "database", m->lsets[i].db };
-			l[2] = (struct expo_label){ "user", m->lsets[i].user };
-			l[3] = (struct expo_label){ "backend_type", m->lsets[i].type };
-			expo_u64(e, l, 4, f == PGF_TRANSACTIONS ? m->lsets[i].commits : m->lsets[i].aborts);
+			const struct lset *s = &m->lsets[i];
+			l[1] = (struct expo_label){ "database", s->db };
+			l[2] = (struct expo_label){ "user", s->user };
+			l[3] = (struct expo_label){ "backend_type", s->type };
+			if (f == PGF_TXN_SECONDS || f == PGF_STMT_SECONDS) {
+				const struct slot_hist *h = f == PGF_TXN_SECONDS ? &s->txn : &s->stmt;
+				expo_histogram_slots(e, l, 4, m->o.buckets, (const uint64_t *)h->slot, h->sum_ns);
+			} else {
+				expo_u64(e, l, 4, f == PGF_TRANSACTIONS ? s->commits : s->aborts);
+			}
 		}
-		break;
-	case PGF_TXN_SECONDS:
-		if (m->tps)
-			expo_histogram(e, l, 1, m->o.buckets, (const uint64_t *)m->tot->ll, m->tot->txn_ns);
-		break;
-	case PGF_STMT_SECONDS:
-		if (m->lat)
-			expo_histogram(e, l, 1, m->o.buckets, (const uint64_t *)m->lh->ll, m->lh->sum_ns);
 		break;
 	case PGF_TOP_STMT:
 		if (!m->lat)
 			break;
 		for (int i = 0; i < m->nstmts; i++) {
 			l[1] = (struct expo_label){ "statement", m->stmts[i].text };
-			expo_summary(e, l, 2, m->stmts[i].count, m->stmts[i].sum_ns);
+			expo_histogram_slots(e, l, 2, m->o.buckets, (const uint64_t *)m->stmts[i].h.slot, m->stmts[i].h.sum_ns);
 		}
 		l[1] = (struct expo_label){ "statement", "other" };
-		expo_summary(e, l, 2, m->other_count, m->other_sum);
+		expo_histogram_slots(e, l, 2, m->o.buckets, (const uint64_t *)m->other.slot, m->other.sum_ns);
 		break;
 	case PGF_XIDS:
 		if (m->have_xid)
@@ -774,6 +973,13 @@ void pgmon_write(struct pgmon *m, struct expo *e, enum pgmon_family f)
 		if (m->lat) {
 			l[1] = (struct expo_label){ "reason", "statement_map_full" };
 			expo_u64(e, l, 2, m->lh->dropped);
+			l[1] = (struct expo_label){ "reason", "statement_histogram_map_full" };
+			expo_u64(e, l, 2, m->lat_drops.n[SLOTHIST_DROP_KEYED]);
+		}
+		if (m->tps || m->lat) {
+			l[1] = (struct expo_label){ "reason", "backend_histogram_map_full" };
+			expo_u64(e, l, 2, m->tps_drops.n[SLOTHIST_DROP_BACKEND] +
+					  m->lat_drops.n[SLOTHIST_DROP_BACKEND]);
 		}
 		if (m->wait) {
 			l[1] = (struct expo_label){ "reason", "wait_map_full" };
@@ -853,7 +1059,9 @@ static int open_latency(struct pgmon *m)
 	ends[0] = m->lists[1].p[0];
 	struct lat_probe_opts po = {
 		.target = &m->t, .hist = &spec, .starts = starts, .ends = ends, .npairs = 1,
-		.query = true,
+		.query = true, .slot_bounds = m->o.buckets->index, .nslot_bounds = m->o.buckets->n,
+		/* room for the series and for statements that come later than the first */
+		.stmt_hists = m->o.max_series < LAT_MAX_STMTS / 4 ? 4 * m->o.max_series : LAT_MAX_STMTS,
 	};
 	m->lat = lat_probe_open(&po);
 	return m->lat ? 0 : -1;
@@ -934,11 +1142,13 @@ struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 	}
 	for (int i = 0; i < KEY_SLOTS; i++)
 		m->keys[i].series = -2;
+	slothist_fill_table(m->slot_of, o->buckets->index, o->buckets->n);
 
 	if (o->collect & COLLECT_TPS) {
 		struct hist_spec spec = { .kind = DISP_LOG2 };
 		struct tps_probe_opts po = {
 			.target = &m->t, .binary = m->t.pg.binary, .hist = &spec, .major = m->t.pg.major,
+			.slot_bounds = o->buckets->index, .nslot_bounds = o->buckets->n,
 		};
 		m->tps = tps_probe_open(&po);
 		if (!m->tps)
@@ -978,6 +1188,7 @@ void pgmon_close(struct pgmon *m)
 	free(m->lh);
 	free(m->lsets);
 	free(m->bks);
+	free(m->owners);
 	free(m->stmts);
 	free(m->keys);
 	free(m);

@@ -89,21 +89,174 @@ assert any(abs(x - 0.01) / 0.01 < 1 / 64 for x in les), les
 " <after.txt
 '
 
+# hist_py 'PYTHON' < F: metrics_py with buckets(name, **labels), the (le, count) pairs
+# of one histogram, checked cumulative and ending in +Inf = _count, and quantile(q,
+# name, **labels), histogram_quantile's interpolation within the bucket (Prometheus's
+# rule), and bucket_of(x, name, **labels), the (lower, upper) bounds of x's bucket.
+hist_py() {
+	metrics_py "
+def buckets(name, **kw):
+    b = sorted((float(l[\"le\"]), v) for n, l, v in m if n == name + \"_bucket\" and
+               all(l.get(k) == x for k, x in kw.items()))
+    assert b and b[-1][0] == float(\"inf\"), (name, kw, b)
+    assert all(b[i][1] <= b[i + 1][1] for i in range(len(b) - 1)), b
+    assert b[-1][1] == get(name + \"_count\", **kw), (b, get(name + \"_count\", **kw))
+    return b
+def quantile(q, name, **kw):
+    b = buckets(name, **kw)
+    rank, lo, below = q * b[-1][1], 0.0, 0
+    for le, c in b:
+        if c >= rank:
+            return lo if le == float(\"inf\") else lo + (le - lo) * (rank - below) / (c - below)
+        lo, below = le, c
+def bucket_of(x, name, **kw):
+    les = [le for le, c in buckets(name, **kw)]
+    return max([le for le in les if le < x], default=0), min(le for le in les if le >= x)
+$1"
+}
+
 test_expect_success 'statements: the normalized text as a label, count = what was sent' '
 	echo "select pg_sleep(0.001);" >sleep.sql &&
 	pgbench -n -f sleep.sql -c 1 -t 50 bench >bench2.out 2>&1 &&
+	echo "select pg_sleep(0.015), 1;" >sleep15.sql &&
+	pgbench -n -f sleep15.sql -c 1 -t 40 -l --log-prefix=s15 bench >bench3.out 2>&1 &&
+	median=$(python3 -c "
+import glob
+lat = sorted(int(l.split()[2]) for f in glob.glob(\"s15.*\") for l in open(f))
+print(lat[len(lat) // 2] / 1e6)") &&
 	scrape s.txt &&
-	metrics_py "
+	hist_py "
 s = dict(cluster=\"$cluster\", statement=\"select pg_sleep(\$1);\")
 assert get(\"dbtap_statement_seconds_count\", **s) == 50, m
 mean = get(\"dbtap_statement_seconds_sum\", **s) / 50
 assert 0.001 <= mean < 0.1, mean
+# pg_sleep(0.001) sleeps at least 1 ms: nothing below
+assert all(c == 0 for le, c in buckets(\"dbtap_statement_seconds\", **s) if le < 0.00098), m
+# a statement of its own: histogram_quantile(0.5) lies in the bucket of the median of
+# the 40 as pgbench timed them (15 ms of sleep; the client adds its round trip)
+s15 = dict(cluster=\"$cluster\", statement=\"select pg_sleep(\$1), \$2;\")
+assert get(\"dbtap_statement_seconds_count\", **s15) == 40, m
+lo, hi = bucket_of($median, \"dbtap_statement_seconds\", **s15)
+q = quantile(0.5, \"dbtap_statement_seconds\", **s15)
+print(\"median\", $median, \"bucket\", lo, hi, \"quantile\", q)
+assert lo <= q <= hi, (lo, q, hi)
 # one.sql ran 1500 times, as select \$1
-assert get(\"dbtap_statement_seconds_count\", cluster=\"$cluster\", statement=\"select \$1;\") == 1500
-# every statement is in a series or in other: the sum is the histogram count
+sel = dict(cluster=\"$cluster\", statement=\"select \$1;\")
+assert get(\"dbtap_statement_seconds_count\", **sel) == 1500
+buckets(\"dbtap_statement_seconds\", **sel)
+buckets(\"dbtap_statement_seconds\", cluster=\"$cluster\", statement=\"other\")
+# every statement is in a series or in other: the sum is that of the label sets
 series = total(\"dbtap_statement_seconds_count\", cluster=\"$cluster\")
-assert series == get(\"dbtap_statement_duration_seconds_count\", cluster=\"$cluster\"), series
+assert series == total(\"dbtap_statement_duration_seconds_count\", cluster=\"$cluster\"), series
 " <s.txt
+'
+
+test_expect_success 'per database and user: each label set counts what its clients ran' '
+	pg_sql "create role alice login" && pg_sql "create role bob login" &&
+	pg_sql "create database db_a owner alice" && pg_sql "create database db_b owner bob" &&
+	{ pgbench -n -U alice -f one.sql -c 2 -t 300 db_a >a.out 2>&1 & apid=$!; } &&
+	pgbench -n -U bob -f sleep15.sql -c 1 -t 40 -l --log-prefix=b15 db_b >b.out 2>&1 &&
+	wait $apid &&
+	grep -q "actually processed: 600/600" a.out && grep -q "actually processed: 40/40" b.out &&
+	median=$(python3 -c "
+import glob
+lat = sorted(int(l.split()[2]) for f in glob.glob(\"b15.*\") for l in open(f))
+print(lat[len(lat) // 2] / 1e6)") &&
+	scrape l1.txt &&
+	hist_py "
+a = dict(cluster=\"$cluster\", database=\"db_a\", user=\"alice\", backend_type=\"client backend\")
+b = dict(cluster=\"$cluster\", database=\"db_b\", user=\"bob\", backend_type=\"client backend\")
+# transactions: the script, plus one per connection (InitPostgres): pgbench opens
+# one of its own besides each client
+assert get(\"dbtap_transactions_total\", **a) == 600 + 3, get(\"dbtap_transactions_total\", **a)
+assert get(\"dbtap_transactions_total\", **b) == 40 + 2, get(\"dbtap_transactions_total\", **b)
+# every one of them started after attach: all timed, all in the histogram
+assert get(\"dbtap_transaction_duration_seconds_count\", **a) == 603
+assert get(\"dbtap_transaction_duration_seconds_count\", **b) == 42
+# statements: pgbench -n sends its script and nothing else
+assert get(\"dbtap_statement_duration_seconds_count\", **a) == 600, get(\"dbtap_statement_duration_seconds_count\", **a)
+assert get(\"dbtap_statement_duration_seconds_count\", **b) == 40, get(\"dbtap_statement_duration_seconds_count\", **b)
+# 40 sleeps of at least 15 ms
+assert get(\"dbtap_statement_duration_seconds_sum\", **b) >= 0.6
+assert get(\"dbtap_transaction_duration_seconds_sum\", **b) >= 0.6
+for name in (\"dbtap_transaction_duration_seconds\", \"dbtap_statement_duration_seconds\"):
+    lo, hi = bucket_of($median, name, **b)
+    q = quantile(0.5, name, **b)
+    print(name, \"median\", $median, \"bucket\", lo, hi, \"quantile\", q)
+    assert lo <= q <= hi, (name, lo, q, hi)
+    # select 1 takes microseconds: the median of a lies below that bucket
+    qa = quantile(0.5, name, **a)
+    assert qa < lo, (name, qa, lo)
+" <l1.txt
+'
+
+test_expect_success 'counters never go back while backends exit (pgbench -C), each scrape promtool-clean' '
+	pgbench -n -C -U alice -f one.sql -c 2 -T 5 db_a >c.out 2>&1 &
+	cpid=$! &&
+	n=0 ok=true &&
+	while kill -0 $cpid 2>/dev/null; do
+		n=$((n + 1)) && scrape mono.$n.txt || ok=false
+		sleep 0.2
+	done &&
+	$ok && wait $cpid &&
+	processed=$(sed -n "s/^number of transactions actually processed: \([0-9]*\).*/\1/p" c.out) &&
+	test "$processed" -gt 10 &&
+	scrape mono.end.txt &&
+	python3 -c "
+import re, sys
+def load(f):
+    d = {}
+    for line in open(f):
+        if line.startswith(\"#\") or not line.strip():
+            continue
+        k, v = line.rsplit(\" \", 1)
+        d[k] = float(v)
+    return d
+files = [\"l1.txt\"] + [\"mono.%d.txt\" % i for i in range(1, $n + 1)] + [\"mono.end.txt\"]
+snaps = [load(f) for f in files]
+mono = re.compile(r\"^dbtap_(transaction|statement)\w*(_total|_count|_sum|_bucket)\\{\")
+checked = 0
+for f0, a, f1, b in zip(files, snaps, files[1:], snaps[1:]):
+    for k, v in a.items():
+        if mono.match(k):
+            assert k in b, (f1, k)
+            assert b[k] >= v, (f0, f1, k, v, b[k])
+            checked += 1
+print(len(files), \"scrapes,\", checked, \"samples compared\")
+assert checked > 1000
+" &&
+	cat l1.txt mono.end.txt | metrics_py "
+a = dict(cluster=\"$cluster\", database=\"db_a\", user=\"alice\", backend_type=\"client backend\")
+t = pick(\"dbtap_transactions_total\", **a)
+h = pick(\"dbtap_transaction_duration_seconds_count\", **a)
+st = pick(\"dbtap_statement_duration_seconds_count\", **a)
+# -C: a connection per transaction, each with its InitPostgres one, and one of pgbench
+assert t[1] - t[0] == 2 * $processed + 1, (t, $processed)
+assert h[1] - h[0] == 2 * $processed + 1, (h, $processed)
+assert st[1] - st[0] == $processed, (st, $processed)
+"
+'
+
+# Entries of the maps named $1 that serve holds (/proc/PID/fdinfo: map_id), summed.
+map_entries() {
+	local id n=0
+	for id in $(grep -h "^map_id:" /proc/$SERVE_PID/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
+		bpftool -j map show id "$id" | grep -q "\"name\":\"$1\"" || continue
+		n=$((n + $(bpftool -j map dump id "$id" | python3 -c "import json, sys; print(len(json.load(sys.stdin)))")))
+	done
+	echo $n
+}
+
+test_expect_success 'the histograms of exited backends leave the kernel maps' '
+	# a session that ran a statement and stays: its entries stay
+	{ (echo "select 1;"; sleep 4) | psql -XAtq -d bench >/dev/null & hold=$!; } &&
+	sleep 1.5 &&
+	live=$(pg_sql "select count(*) from pg_stat_activity where backend_type = \$\$client backend\$\$") &&
+	n=$(map_entries bk_hists) &&
+	echo "map entries: $n, client backends: $live" &&
+	wait $hold &&
+	# one entry per live backend in each of the two programs, none of the hundreds gone
+	test "$n" -ge 2 && test "$n" -le $((2 * live))
 '
 
 test_expect_success 'XIDs: the counter is txid_current() + 1; wraparound from datfrozenxid' '
@@ -196,6 +349,29 @@ assert get(\"dbtap_statement_seconds_count\", statement=\"other\", **c) >= 2, m
 # no tps collector asked for: no transaction series
 assert not pick(\"dbtap_transactions_total\"), m
 " <capped.txt &&
+	serve_stop
+'
+
+test_expect_success '--max-series 2: two label sets, the rest summed in other, nothing lost' '
+	serve_start lcap.err --pg "$PGDATA" --max-series 2 --collect tps &&
+	pgbench -n -U alice -f one.sql -c 1 -t 30 db_a >/dev/null 2>&1 &&
+	sleep 1.2 &&
+	pgbench -n -U bob -f one.sql -c 1 -t 20 db_b >/dev/null 2>&1 &&
+	sleep 1.2 &&
+	pgbench -n -f one.sql -c 1 -t 10 bench >/dev/null 2>&1 &&
+	scrape lcap.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+sets = [(l[\"database\"], l[\"user\"], l[\"backend_type\"]) for n, l, v in m if n == \"dbtap_transactions_total\"]
+assert sets == [(\"db_a\", \"alice\", \"client backend\"), (\"db_b\", \"bob\", \"client backend\"),
+                (\"other\", \"other\", \"other\")], sets
+o = dict(c, database=\"other\", user=\"other\", backend_type=\"other\")
+# each run: its transactions and one per connection (two connections)
+assert get(\"dbtap_transactions_total\", **o) == 10 + 2, m
+assert total(\"dbtap_transactions_total\", **c) == 32 + 22 + 12
+assert get(\"dbtap_transaction_duration_seconds_count\", **o) == 12
+assert total(\"dbtap_transaction_duration_seconds_count\", **c) == 32 + 22 + 12
+" <lcap.txt &&
 	serve_stop
 '
 

@@ -1,0 +1,92 @@
+/* The kernel side of slothist.h: a backend's histogram, written only by its own thread. */
+#ifndef DBTAP_BPF_SLOTHIST_BPF_H
+#define DBTAP_BPF_SLOTHIST_BPF_H
+
+#include "bpf/slothist.h"
+
+/* Set before load: off for the commands that print their own histograms. */
+const volatile bool slothist_on = false;
+const volatile __u8 slothist_table[LL_BUCKETS];
+
+/* The value a new entry starts from: a slot_hist is too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct slot_hist);
+} slothist_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct slothist_drops);
+} slothist_drops SEC(".maps");
+
+/*
+ * Per backend. A plain hash, not an LRU: user space deletes the entries of backends
+ * that exited once it has added them to their label set, and a full map counts a drop
+ * instead of evicting another backend's counts. Allocated as backends appear.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct bk_hkey);
+	__type(value, struct slot_hist);
+} bk_hists SEC(".maps");
+
+static __always_inline void slothist_drop(__u32 why)
+{
+	__u32 z = 0;
+	struct slothist_drops *d = bpf_map_lookup_elem(&slothist_drops, &z);
+
+	if (d && why < SLOTHIST_NDROPS)
+		d->n[why]++;
+}
+
+/* The entry under key in map, made when missing; NULL (and a drop counted) when full. */
+static __always_inline struct slot_hist *slothist_get(void *map, const void *key, __u32 why)
+{
+	struct slot_hist *h = bpf_map_lookup_elem(map, key), *zero;
+	__u32 z = 0;
+
+	if (h)
+		return h;
+	zero = bpf_map_lookup_elem(&slothist_zero, &z);
+	if (!zero)
+		return NULL;
+	/* EEXIST when another CPU made it meanwhile: the lookup finds it then */
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	h = bpf_map_lookup_elem(map, key);
+	if (!h)
+		slothist_drop(why);
+	return h;
+}
+
+static __always_inline void slothist_add(struct slot_hist *h, __u64 d)
+{
+	__u32 idx = loglinear_index(d), s = SLOT_MAX - 1;
+
+	if (idx < LL_BUCKETS)
+		s = slothist_table[idx];
+	if (s >= SLOT_MAX)
+		s = SLOT_MAX - 1;
+	h->slot[s]++;
+	h->sum_ns += d;
+}
+
+/* d (ns) in the histogram of the backend (tid, born). */
+static __always_inline void slothist_backend(__u32 tid, __u64 born, __u64 d)
+{
+	struct bk_hkey k = { .tid = tid, .born = born };
+	struct slot_hist *h;
+
+	if (!slothist_on)
+		return;
+	h = slothist_get(&bk_hists, &k, SLOTHIST_DROP_BACKEND);
+	if (h)
+		slothist_add(h, d);
+}
+
+#endif
