@@ -680,12 +680,83 @@ static int resolve_dir(struct pg_cluster_list *list, const char *spec, struct pg
 	return fail(list, EXIT_FAIL);
 }
 
+/*
+ * The cluster whose postmaster is pid, when it is one (a server binary with its
+ * command line, not a child's title, working in a data directory: want_dir when
+ * given): 0 and *out filled, or -1 and nothing kept. Reads that one process and its
+ * children, not every process of every cluster here.
+ */
+static int cluster_of_postmaster(pid_t pid, const char *want_dir, struct pg_cluster *out)
+{
+	struct pg_cluster c = { 0 };
+	char verpath[PATH_MAX];
+	char *exe = proc_exe(pid), *title;
+	bool ok = exe && is_server_exe(exe);
+
+	free(exe);
+	if (!ok)
+		return -1;
+	title = proc_title(pid);
+	ok = title && strncmp(title, "postgres: ", 10);
+	free(title);
+	if (!ok)
+		return -1;
+	c.datadir = proc_cwd(pid);
+	snprintf(verpath, sizeof(verpath), "%s/PG_VERSION", c.datadir ? c.datadir : "");
+	if (!c.datadir || access(verpath, F_OK) < 0 || (want_dir && strcmp(c.datadir, want_dir))) {
+		free(c.datadir);
+		return -1;
+	}
+	c.postmaster = pid;
+	c.binary = proc_exe(pid);
+	if (c.binary) {
+		char *del = strstr(c.binary, " (deleted)");
+		if (del)
+			*del = '\0';
+	}
+	cluster_fill_versions(&c);
+	if (pg_cluster_refresh_procs(&c) < 0 || !c.nprocs) {
+		pg_cluster_free(&c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+/* --pg DATADIR of a running server: its postmaster.pid names the one to look at. */
+static int resolve_dir_fast(const char *spec, struct pg_cluster *out)
+{
+	char real[PATH_MAX];
+	struct pg_pidfile pf;
+	char *text;
+	int ok;
+
+	if (!realpath(spec, real) || !(text = read_small_file(real, "postmaster.pid")))
+		return -1;
+	ok = pg_pidfile_parse(text, &pf) == 0 && pf.pid > 0;
+	free(text);
+	return ok ? cluster_of_postmaster(pf.pid, real, out) : -1;
+}
+
 int pg_cluster_resolve(const char *spec, struct pg_cluster *out)
 {
 	struct pg_cluster_list list;
 	char *end;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * A data directory or a postmaster pid names one process: only it is read. The
+	 * rest (no spec, a port, a mistake) scans every cluster, for the choices and the
+	 * errors that name them.
+	 */
+	if (spec && *spec) {
+		long v = strtol(spec, &end, 10);
+		bool number = isdigit((unsigned char)spec[0]) && !*end;
+		if (number && v > 0 && v <= INT_MAX && cluster_of_postmaster((pid_t)v, NULL, out) == 0)
+			return 0;
+		if (!number && resolve_dir_fast(spec, out) == 0)
+			return 0;
+	}
 	if (pg_cluster_discover(&list) < 0)
 		return EXIT_FAIL;
 	if (!spec || !*spec) {

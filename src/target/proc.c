@@ -227,10 +227,89 @@ int proc_threads(pid_t pid, pid_t **tids)
 	return list_numeric(path, tids);
 }
 
+/* Appends x to v (n used of *alloc); -1 when it cannot grow (v is still the caller's). */
+static int pids_push(pid_t **v, int *n, int *alloc, pid_t x)
+{
+	if (*n == *alloc) {
+		int na = *alloc ? *alloc * 2 : 64;
+		pid_t *nv = realloc(*v, na * sizeof(**v));
+		if (!nv)
+			return -1;
+		*v = nv;
+		*alloc = na;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/*
+ * The children the kernel lists per thread (/proc/PID/task/TID/children): a few reads
+ * where scanning every process's stat takes hundreds. -2 where the kernel has no such
+ * file (CONFIG_PROC_CHILDREN off) or the process is gone: the caller scans instead;
+ * -1 out of memory.
+ */
+static int children_listed(pid_t ppid, pid_t **pids)
+{
+	char path[64], buf[4096];
+	pid_t *tids, *v = NULL;
+	int nt, n = 0, alloc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)ppid);
+	nt = list_numeric(path, &tids);
+	if (nt <= 0)
+		return nt < 0 && errno == ENOMEM ? -1 : -2;
+	for (int t = 0; t < nt; t++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)ppid, (int)tids[t]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT && t > 0)
+				continue; /* that thread exited meanwhile */
+			free(tids);
+			free(v);
+			return -2;
+		}
+		/* "PID PID ... ": digits accumulate across reads, a space ends a pid */
+		long x = 0;
+		ssize_t r;
+		int err = 0;
+		while (!err && (r = read(fd, buf, sizeof(buf))) > 0) {
+			for (ssize_t i = 0; i < r && !err; i++) {
+				if (buf[i] >= '0' && buf[i] <= '9') {
+					x = x * 10 + (buf[i] - '0');
+					if (x > INT_MAX)
+						err = -2; /* not the format we know */
+				} else if (x) {
+					err = pids_push(&v, &n, &alloc, (pid_t)x);
+					x = 0;
+				}
+			}
+		}
+		if (!err && x)
+			err = pids_push(&v, &n, &alloc, (pid_t)x);
+		close(fd);
+		if (err) {
+			free(tids);
+			free(v);
+			return err;
+		}
+	}
+	free(tids);
+	if (!v && !(v = malloc(sizeof(*v))))
+		return -1;
+	if (n)
+		qsort(v, n, sizeof(*v), pid_cmp);
+	*pids = v;
+	return n;
+}
+
 int proc_children(pid_t ppid, pid_t **pids)
 {
 	pid_t *all;
-	int n = list_numeric("/proc", &all);
+	int n = children_listed(ppid, pids);
+
+	if (n != -2)
+		return n;
+	n = list_numeric("/proc", &all);
 	if (n < 0)
 		return -1;
 	int k = 0;
