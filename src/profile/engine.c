@@ -4,6 +4,7 @@
  * each process when the program first sees it (a ring buffer note), reads its
  * mappings and label at once, and at report time turns keys into named frames.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,28 @@ struct prof_engine {
 	char group[PROFILE_COMM_LEN + 96];
 	uint32_t *frames;        /* scratch for one stack's frame ids */
 	int kframes;             /* of those, how many at the end came from the kernel stack */
+	pthread_t kthread;       /* reading /proc/kallsyms while the probe already samples */
+	bool kthread_on;
 };
+
+static void *kernel_syms_load(void *sym)
+{
+	symbolizer_load_kernel(sym);
+	return NULL;
+}
+
+/*
+ * Kernel symbols are needed only to name frames in a report: read in a thread of their
+ * own from attach on (120,000 lines, a few hundred ms on a loaded machine), waited for
+ * before the symbolizer is used. That thread touches only the kernel table.
+ */
+static void kernel_syms_wait(struct prof_engine *e)
+{
+	if (e->kthread_on) {
+		pthread_join(e->kthread, NULL);
+		e->kthread_on = false;
+	}
+}
 
 #define MAX_FRAMES (2 * PROFILE_MAX_DEPTH + 3)
 
@@ -110,8 +132,9 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 		prof_engine_free(e);
 		return ret;
 	}
+	/* without the thread, the first kernel frame loads them (symbolizer_kernel) */
 	if (o->kernel)
-		symbolizer_load_kernel(e->sym);
+		e->kthread_on = pthread_create(&e->kthread, NULL, kernel_syms_load, e->sym) == 0;
 	*out = e;
 	return EXIT_OK;
 }
@@ -120,6 +143,7 @@ void prof_engine_free(struct prof_engine *e)
 {
 	if (!e)
 		return;
+	kernel_syms_wait(e);
 	profile_probe_destroy(e->probe);
 	symbolizer_free(e->sym);
 	strpool_free(&e->strs);
@@ -339,6 +363,8 @@ int prof_engine_frames(struct prof_engine *e, const struct profile_key *k, enum 
 		truncated = true;
 		f[n++] = stack_set_frame(ss, "[truncated]", STACK_MARK);
 	}
+	if (ks)
+		kernel_syms_wait(e);
 	for (int i = ks ? (int)ks->len - 1 : -1; i >= 0; i--) {
 		symbolizer_kernel(e->sym, ks->ip[i], i > 0, &sf);
 		f[n++] = stack_set_frame(ss, sf.name, stack_kind_of(sf.kind));
@@ -378,6 +404,7 @@ int prof_engine_add(struct prof_engine *e, const struct profile_key *k, uint64_t
 
 int prof_engine_modules(struct prof_engine *e, const struct sym_module **out)
 {
+	kernel_syms_wait(e);
 	return symbolizer_modules(e->sym, out);
 }
 
@@ -388,5 +415,6 @@ int prof_engine_nprocs(const struct prof_engine *e)
 
 struct symbolizer *prof_engine_symbolizer(struct prof_engine *e)
 {
+	kernel_syms_wait(e);
 	return e->sym;
 }
