@@ -10,11 +10,12 @@
 #   tracing  (15 %) at a random moment while it traces
 #   teardown (60 %) 0-40 ms after its final report, while it releases its probes
 # (the phase reported is the one it was really in). After each kill, once every process
-# of that binary is gone: every BPF object it held (its fdinfo and its children's, read
+# of that binary is gone (reaped: this script is their subreaper): every BPF object it held (its fdinfo and its children's, read
 # just before the kill) is gone; in every process of the cluster each USDT semaphore is
 # back to its value before and each probe site (USDT sites, entries of --funcs) holds the
 # file's byte; the kernel log has no new "leaking uprobe" line; for a command with
 # "watch", the free hardware breakpoint slots are back to the count before it ran.
+# A watch run refused because other tools hold every breakpoint slot is tried again.
 # Prints one line per kill and "ok N kills (attach A, tracing T, teardown D)" at the end;
 # exit status 1 on the first failure, naming it.
 import json
@@ -76,7 +77,19 @@ def sites_state(postmaster, funcs):
     return out
 
 
+def reap_orphans():
+    """Reaps the tracer's children that were reparented here (see main: subreaper)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def procs_named(comm):
+    reap_orphans()
     pids = []
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -193,8 +206,22 @@ def one_kill(cmd, phase, rng):
     return real, ids, rc, errtail
 
 
+def become_subreaper():
+    """
+    The killed tracer's children (its releasing processes) are reparented to this
+    process, which reaps them as they exit: "gone" then means reaped, at once, instead
+    of a zombie until the machine's init gets round to it.
+    """
+    import ctypes
+    PR_SET_CHILD_SUBREAPER = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise SystemExit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
 def main():
     o = parse_args(sys.argv[1:])
+    become_subreaper()
     rng = random.Random(o["seed"])
     base = sites_state(o["postmaster"], o["funcs"])
     pm = base.get(o["postmaster"])
@@ -206,8 +233,15 @@ def main():
         cmd = o["cmds"][i % len(o["cmds"])]
         comm = os.path.basename(cmd[0])[:15]
         phase = rng.choices(["attach", "tracing", "teardown"], [25, 15, 60])[0]
-        slots0 = slots_free() if "watch" in cmd else None
-        real, ids, rc, err = one_kill(cmd, phase, rng)
+        for attempt in range(30):
+            slots0 = slots_free() if "watch" in cmd else None
+            real, ids, rc, err = one_kill(cmd, phase, rng)
+            # other tools on this machine may hold every breakpoint slot for a while:
+            # that run never attached; the same kill is tried again once one is free
+            if not (real == "exited" and rc != 0 and
+                    any("no free hardware breakpoint slot" in e for e in err)):
+                break
+            wait_until(lambda: slots_free() > 0, 10)
         counts[real] += 1
         if real == "exited" and rc != 0:
             raise SystemExit(f"error: kill {i}: {' '.join(cmd[1:])} failed ({rc}): {err}")

@@ -101,17 +101,24 @@ def vaddr_to_off(loads, v):
     return None
 
 
-def mapping_start(pid, binary, off):
-    """The address where file offset off of binary is mapped in pid."""
+def binary_mappings(pid, binary):
+    """(start, end, file offset) of each mapping of binary in pid, read once per look."""
+    out = []
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             fields = line.split()
             if len(fields) < 6 or fields[5] != binary:
                 continue
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            moff = int(fields[2], 16)
-            if moff <= off < moff + (hi - lo):
-                return lo + off - moff
+            out.append((lo, hi, int(fields[2], 16)))
+    return out
+
+
+def mapping_start(maps, off):
+    """The address where file offset off is mapped, given binary_mappings()."""
+    for lo, hi, moff in maps:
+        if moff <= off < moff + (hi - lo):
+            return lo + off - moff
     return None
 
 
@@ -127,10 +134,11 @@ def look(pid, funcs=()):
     binary = os.readlink(f"/proc/{pid}/exe")
     data, loads, notes = elf_notes(binary, funcs)
     out = {"pid": pid, "binary": binary, "semaphores": {}, "sites": 0, "changed": []}
+    maps = binary_mappings(pid, binary)
     with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
         for prov, name, pc, sema in notes:
             off = vaddr_to_off(loads, pc)
-            addr = mapping_start(pid, binary, off) if off is not None else None
+            addr = mapping_start(maps, off) if off is not None else None
             if addr is None:
                 continue
             b = read_exact(mem, addr, 1)
@@ -139,7 +147,7 @@ def look(pid, funcs=()):
                 out["changed"].append(f"{addr:#x}:{b.hex()}")
             if sema:
                 soff = vaddr_to_off(loads, sema)
-                saddr = mapping_start(pid, binary, soff) if soff is not None else None
+                saddr = mapping_start(maps, soff) if soff is not None else None
                 if saddr is not None:
                     v, = struct.unpack("<H", read_exact(mem, saddr, 2))
                     out["semaphores"][f"{prov}:{name}"] = v

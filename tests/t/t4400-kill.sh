@@ -6,6 +6,7 @@ test_description='a SIGKILL at any moment (attach, tracing, teardown) leaves not
 # memory here is this test's alone.
 . "$TEST_LIB"/pgcopy.sh
 . "$TEST_LIB"/pg.sh
+. "$TEST_LIB"/bpfobj.sh
 
 KILLS=20
 CYCLES=20
@@ -29,8 +30,21 @@ load_start() {
 	test_atexit "touch $1.stop"
 }
 
+# Lets the running pgbench finish (its report counts), then stops.
 load_stop() {
 	touch "$1.stop" && wait $LOAD_PID
+}
+
+# Stops at once: the run in progress is cut short (for load whose reports are not read).
+load_kill() {
+	touch "$1.stop" &&
+	pkill -INT -P $LOAD_PID -x pgbench
+	wait $LOAD_PID
+}
+
+# How many processes named $1 still live (a zombie has released its files and memory).
+live_named() {
+	ps -C "$1" -o stat= | grep -vc "^Z"
 }
 
 test_expect_success 'setup: a cluster from the private binary, under pgbench' '
@@ -64,7 +78,7 @@ test_expect_success "$KILLS kills of every tracing command, most during teardown
 '
 
 test_expect_success 'the server log shows no crashed backend' '
-	load_stop load.log &&
+	load_kill load.log &&
 	! grep -E "terminated by signal|was terminated|PANIC" "$TRASH/main/server.log"
 '
 
@@ -76,18 +90,26 @@ test_expect_success 'a second Ctrl-C exits at once; the kernel still releases ev
 	grep -q "^tracing" c2.err &&
 	python3 "$TEST_LIB"/probesites.py $PG_PID >attached.json &&
 	json_py "assert d[\"changed\"], d; assert d[\"semaphores\"][\"postgresql:transaction__start\"] == 1, d" <attached.json &&
+	bpf_objs_of $pid >objs.attached &&
+	grep -q "^link " objs.attached &&
 	kill -INT $pid && kill -INT $pid &&
 	{ wait $pid; rc=$?; } &&
 	# 0: the release was over before the second one came; 130: it cut the wait short
 	{ test $rc = 0 || test $rc = 130; } &&
 	json_py "assert d[\"report\"] == \"summary\"" <c2.json &&
-	for i in $(seq 1 100); do
-		test -z "$(pgrep -x "$(basename "$KBIN")")" && break
-		sleep 0.1
+	for i in $(seq 1 200); do
+		test "$(live_named "$(basename "$KBIN")")" = 0 && break
+		sleep 0.05
 	done &&
-	test -z "$(pgrep -x "$(basename "$KBIN")")" &&
-	python3 "$TEST_LIB"/probesites.py $PG_PID >after.json &&
-	json_py "assert not d[\"changed\"], d; assert not any(d[\"semaphores\"].values()), d" <after.json
+	test "$(live_named "$(basename "$KBIN")")" = 0 &&
+	bpf_objs_gone objs.attached &&
+	python3 "$TEST_LIB"/probesites.py $PG_PID $(cat /proc/$PG_PID/task/$PG_PID/children) >after.json &&
+	json_py "
+live = [l for l in lines if \"gone\" not in l]
+assert live and live[0][\"pid\"] == $PG_PID, lines
+for l in live:
+    assert not l[\"changed\"] and not any(l[\"semaphores\"].values()), l
+" <after.json
 '
 
 test_expect_success "$CYCLES attach/detach cycles under pgbench: no failed transaction" '
