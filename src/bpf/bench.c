@@ -30,9 +30,8 @@ struct bench_bpf *bench_bpf_open(void)
 		error("out of memory");
 		return NULL;
 	}
-	b->skel = bench__open_opts(core_btf_open_opts());
+	b->skel = BPF_LOADER_OPEN(bench);
 	if (!b->skel) {
-		error_errno("cannot open the bench BPF object");
 		free(b);
 		return NULL;
 	}

@@ -48,12 +48,9 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 		error("out of memory");
 		goto fail;
 	}
-	cp->skel = count__open_opts(core_btf_open_opts());
-	if (!cp->skel) {
-		error_errno("cannot open the count BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	cp->skel = BPF_LOADER_OPEN(count);
+	if (!cp->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(cp->skel, t);
 	cp->skel->rodata->by_pid = by_pid;
 	struct attach_progs progs = { .multi = cp->skel->progs.count_multi,

@@ -51,12 +51,9 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		error("out of memory");
 		goto fail;
 	}
-	lp->skel = latency__open_opts(core_btf_open_opts());
-	if (!lp->skel) {
-		error_errno("cannot open the latency BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	lp->skel = BPF_LOADER_OPEN(latency);
+	if (!lp->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(lp->skel, o->target);
 	HISTREC_RODATA(lp->skel, o->hist);
 	lp->skel->rodata->raw_text = o->raw;
@@ -110,16 +107,7 @@ int lat_probe_nlinks(const struct lat_probe *lp)
 
 int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, int max)
 {
-	struct bpf_program *prog;
-	int n = 0;
-
-	bpf_object__for_each_program(prog, lp->skel->obj) {
-		if (n < max && bpf_program__fd(prog) >= 0) {
-			fds[n] = bpf_program__fd(prog);
-			names[n++] = bpf_program__name(prog);
-		}
-	}
-	return n;
+	return bpf_loader_progs(lp->skel->obj, fds, names, max);
 }
 
 int lat_probe_bk_hists_fd(const struct lat_probe *lp)

@@ -23,11 +23,46 @@
 static struct bpf_loader_stats stats[MAX_STATS];
 static int nstats;
 
-int bpf_loader_open_failed(const char *what)
+void *bpf_loader_opened(void *skel, const char *what)
 {
-	error_errno("cannot open the %s BPF program", what);
-	hint("'dbtap doctor' checks BPF support; run as root");
-	return -1;
+	if (!skel) {
+		error_errno("cannot open the %s BPF program", what);
+		hint("'dbtap doctor' checks BPF support; run as root");
+	}
+	return skel;
+}
+
+int bpf_loader_progs(const struct bpf_object *obj, int *fds, const char **names, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, (struct bpf_object *)obj) {
+		if (n < max && bpf_program__fd(prog) >= 0) {
+			fds[n] = bpf_program__fd(prog);
+			names[n++] = bpf_program__name(prog);
+		}
+	}
+	return n;
+}
+
+struct ring_buffer *bpf_loader_ring(const struct bpf_map *map, ring_buffer_sample_fn fn,
+				    void *ctx, const char *what)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
+
+	if (!rb) {
+		error_errno("cannot open the %s ring buffer", what);
+		hint("run as root; 'dbtap doctor' checks BPF support");
+	}
+	return rb;
+}
+
+void bpf_loader_links_destroy(struct bpf_link **links, int n)
+{
+	for (int i = 0; links && i < n; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
 }
 
 /* Whether a trivial program loads with flags: the kernel refuses bits it does not know. */

@@ -6,13 +6,18 @@
 
 #include <bpf/libbpf.h>
 
+#include "bpf/corebtf.h"
 #include "target/target.h"
 
 /*
- * The error and hint for a skeleton that did not open (NAME__open_opts() returned
- * NULL), what naming the program ("count"). Returns -1.
+ * Opens skeleton NAME (NAME__open_opts(), with the BTF CO-RE needs here): the opened
+ * skeleton, or NULL with the error and hint printed. Only bpf/NAME.c uses it, the file
+ * that includes NAME.skel.h.
  */
-int bpf_loader_open_failed(const char *what);
+#define BPF_LOADER_OPEN(name) \
+	((struct name *)bpf_loader_opened(name##__open_opts(core_btf_open_opts()), #name))
+/* skel, or the error and hint for one that did not open (what: "count") and NULL. */
+void *bpf_loader_opened(void *skel, const char *what);
 
 /*
  * Loads an opened and configured skeleton (rodata, map sizes, autoload set): every
@@ -22,6 +27,22 @@ int bpf_loader_open_failed(const char *what);
  * verification time. 0, or -1 with the error and a hint printed.
  */
 int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struct target *t);
+
+/*
+ * The loaded programs of obj: fds and names of up to max of them (for the tests' and
+ * serve's BPF statistics); how many.
+ */
+int bpf_loader_progs(const struct bpf_object *obj, int *fds, const char **names, int max);
+
+/*
+ * The ring buffer of a loaded object's map, polled with fn(ctx, ...); NULL with the
+ * error (naming what: "profile") and a hint printed.
+ */
+struct ring_buffer *bpf_loader_ring(const struct bpf_map *map, ring_buffer_sample_fn fn,
+				    void *ctx, const char *what);
+
+/* Destroys n links and frees the array (links may be NULL). */
+void bpf_loader_links_destroy(struct bpf_link **links, int n);
 
 /* The strict BPF_PROG_LOAD flags this kernel accepts, probed once. */
 unsigned bpf_loader_strict_flags(void);

@@ -78,12 +78,13 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 		return error("out of memory"), EXIT_FAIL;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->percpu = calloc(p->ncpus, sizeof(struct pgmark_hist));
-	p->skel = pgmark__open_opts(core_btf_open_opts());
-	if (!p->percpu || !p->skel) {
-		error_errno("cannot open the pgmark BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	if (!p->percpu) {
+		error("out of memory");
 		goto fail;
 	}
+	p->skel = BPF_LOADER_OPEN(pgmark);
+	if (!p->skel)
+		goto fail;
 	TARGET_FILTER_RODATA(p->skel, o->target);
 	p->skel->rodata->want_records = o->records;
 	if (!o->records)
@@ -93,11 +94,9 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 	bpf_program__set_autoload(p->skel->progs.query_start, o->statements);
 	if (bpf_loader_load(p->skel->skeleton, "pgmark", o->target))
 		goto fail;
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
-	if (!p->rb) {
-		error_errno("cannot open the pgmark ring buffer");
+	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "pgmark");
+	if (!p->rb)
 		goto fail;
-	}
 	/* Ends before starts: a start alone would leave open spans with nothing to close them. */
 	struct { const char *name; enum pgmark_kind kind; bool stmt; } at[] = {
 		{ names->txn_commit, PGMARK_TXN_COMMIT, false },

@@ -31,9 +31,7 @@ void profile_probe_destroy(struct profile_probe *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
-	free(p->links);
+	bpf_loader_links_destroy(p->links, p->nlinks);
 	sample_set_close(&p->events);
 	ring_buffer__free(p->rb);
 	profile__destroy(p->skel);
@@ -107,12 +105,9 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	if (!p)
 		return error("out of memory"), EXIT_FAIL;
 	p->ncpus = libbpf_num_possible_cpus();
-	p->skel = profile__open_opts(core_btf_open_opts());
-	if (!p->skel) {
-		error_errno("cannot open the profile BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	p->skel = BPF_LOADER_OPEN(profile);
+	if (!p->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(p->skel, o->t);
 	p->skel->rodata->want_user = o->user;
 	p->skel->rodata->want_kernel = o->kernel;
@@ -128,11 +123,9 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	bpf_program__set_autoload(p->skel->progs.profile_raw_tp, !!o->tracepoint);
 	if (bpf_loader_load(p->skel->skeleton, "profile", o->t))
 		goto fail;
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
-	if (!p->rb) {
-		error_errno("cannot open the profile ring buffer");
+	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "profile");
+	if (!p->rb)
 		goto fail;
-	}
 	if (o->tracepoint ? attach_tracepoint(p, o->tracepoint) : attach_events(p, o->ev))
 		goto fail;
 	*out = p;

@@ -197,12 +197,9 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 		return 0;
 	}
 
-	p->skel = stat__open_opts(core_btf_open_opts());
-	if (!p->skel) {
-		error_errno("cannot open the stat BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	p->skel = BPF_LOADER_OPEN(stat);
+	if (!p->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(p->skel, t);
 	p->skel->rodata->nctr = p->nctr;
 	p->skel->rodata->ncpus = p->ncpus;

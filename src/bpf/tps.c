@@ -58,12 +58,9 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 	}
 	tp->ncpus = libbpf_num_possible_cpus();
 	tp->percpu = calloc(tp->ncpus, sizeof(struct tps_totals));
-	tp->skel = tps__open_opts(core_btf_open_opts());
-	if (!tp->skel) {
-		error_errno("cannot open the tps BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	tp->skel = BPF_LOADER_OPEN(tps);
+	if (!tp->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(tp->skel, o->target);
 	HISTREC_RODATA(tp->skel, o->hist);
 	SLOTHIST_RODATA(tp->skel, o->slot_bounds, o->nslot_bounds);
@@ -101,16 +98,7 @@ int tps_probe_nlinks(const struct tps_probe *tp)
 
 int tps_probe_progs(const struct tps_probe *tp, int *fds, const char **names, int max)
 {
-	struct bpf_program *prog;
-	int n = 0;
-
-	bpf_object__for_each_program(prog, tp->skel->obj) {
-		if (n < max && bpf_program__fd(prog) >= 0) {
-			fds[n] = bpf_program__fd(prog);
-			names[n++] = bpf_program__name(prog);
-		}
-	}
-	return n;
+	return bpf_loader_progs(tp->skel->obj, fds, names, max);
 }
 
 int tps_probe_bk_hists_fd(const struct tps_probe *tp)

@@ -41,12 +41,9 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o)
 
 	w->on_event = o->on_event;
 	w->ctx = o->ctx;
-	w->skel = watch__open_opts(core_btf_open_opts());
-	if (!w->skel) {
-		error_errno("cannot open the watch BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	w->skel = BPF_LOADER_OPEN(watch);
+	if (!w->skel)
 		goto fail;
-	}
 	w->skel->rodata->want_events = o->events;
 	TARGET_FILTER_RODATA(w->skel, o->target);
 	/* 1 MiB by default: ~26k writes between two reads 20 ms apart; drops are counted. */
@@ -56,12 +53,9 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o)
 	if (bpf_loader_load(w->skel->skeleton, "watch", o->target))
 		goto fail;
 	if (o->events) {
-		w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), handle_event, w, NULL);
-		if (!w->rb) {
-			error_errno("cannot set up the event ring buffer");
-			hint("run as root");
+		w->rb = bpf_loader_ring(w->skel->maps.events, handle_event, w, "watch event");
+		if (!w->rb)
 			goto fail;
-		}
 	}
 	return w;
 fail:
@@ -95,9 +89,7 @@ int watch_probe_attach(struct watch_probe *w, uint64_t addr, int len, enum watch
 	return 0;
 fail:
 	e = errno;
-	for (int i = 0; i < w->nlinks; i++)
-		bpf_link__destroy(w->links[i]);
-	free(w->links);
+	bpf_loader_links_destroy(w->links, w->nlinks);
 	w->links = NULL;
 	w->nlinks = 0;
 	breakpoint_set_close(&w->bps);
@@ -174,9 +166,7 @@ void watch_probe_destroy(struct watch_probe *w)
 	if (!w)
 		return;
 	/* Links first so no program runs on a closed event, then the breakpoints. */
-	for (int i = 0; i < w->nlinks; i++)
-		bpf_link__destroy(w->links[i]);
-	free(w->links);
+	bpf_loader_links_destroy(w->links, w->nlinks);
 	breakpoint_set_close(&w->bps);
 	ring_buffer__free(w->rb);
 	watch__destroy(w->skel);
