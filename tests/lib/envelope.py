@@ -5,7 +5,9 @@
 # FILE is one command's -j output. Every line must carry the envelope of docs/json.md;
 # the report kinds allowed are the ones its "Report kinds" table lists, so the page and
 # the check cannot drift apart. KIND...: the kinds this command's lines must show (in
-# any order; "summary" also last when given). Exits 1 naming the line and the rule.
+# any order; "summary" also last when given). With intervals and a summary, the
+# intervals' interval_s must add up to the summary's duration_s (the partial last one
+# included). Exits 1 naming the line and the rule.
 import json, re, sys
 
 doc, path, want = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -88,4 +90,12 @@ if "summary" in want:
     last = json.loads(lines[-1])["time_s"]
     if any(json.loads(l)["time_s"] > last + 1e-6 for l in lines):
         sys.exit("%s: a line's time_s is after the summary's" % path)
+if "interval" in seen and "summary" in seen:
+    # the last, partial interval is printed too: the intervals cover the whole run
+    objs = [json.loads(l) for l in lines]
+    spans = [o["interval_s"] for o in objs if o["report"] == "interval"]
+    dur = objs[-1]["duration_s"] if objs[-1]["report"] == "summary" else None
+    if dur is not None and abs(sum(spans) - dur) > 1e-6 * (len(spans) + 1):
+        sys.exit("%s: the intervals cover %.6f s, the summary %.6f s (docs/json.md: the "
+                 "intervals of a run add up to its summary)" % (path, sum(spans), dur))
 print("%s: %d lines, kinds %s: as docs/json.md says" % (path, len(lines), sorted(set(seen))))

@@ -52,8 +52,19 @@ test_expect_success 'dbtap COMMAND --help prints its usage and exits 0, for ever
 	done
 '
 
+test_expect_success '--help anywhere on the line: usage on stdout, nothing on stderr, exit 0' '
+	for a in "stat -p 1 --help" "stat --by query -h" "count uprobe:x --help" "watch xid -h" \
+		 "latency query --help" "bench pgbench --help" "profile --timeline --help" \
+		 "tps -i 5 --help" "-j wait --help" "record -d 1 --help" "serve --help" \
+		 "doctor -p 1 --help" "pg -h"; do
+		dbtap $a >out 2>err || { echo "dbtap $a: exit $?"; return 1; }
+		test_grep "^usage: dbtap " out || return 1
+		test_must_be_empty err || return 1
+	done
+'
+
 test_expect_success 'every option a synopsis names is in its options list, and -h is --help' '
-	for c in doctor pg watch tps latency count profile record wait bench serve; do
+	for c in doctor pg watch tps latency count stat profile record wait bench serve; do
 		dbtap $c --help >h.$c || return 1
 		dbtap $c -h >h2.$c || return 1
 		test_cmp h.$c h2.$c || return 1

@@ -29,7 +29,10 @@ test_expect_success 'the checker itself refuses what docs/json.md does not allow
 	printf "%s\n" "{\"report\":\"interval\",\"time_s\":1.0000001,\"interval_s\":1}" >prec.json &&
 	test_must_fail envelope prec.json &&
 	printf "%s\n" "{\"report\":\"summary\",\"time_s\":1,\"duration_s\":1,\"end\":\"duration\",\"processes\":[{\"pid\":1}]}" >bd.json &&
-	test_must_fail envelope bd.json
+	test_must_fail envelope bd.json &&
+	printf "%s\n" "{\"report\":\"interval\",\"time_s\":1,\"interval_s\":1}" \
+		"{\"report\":\"summary\",\"time_s\":1.5,\"duration_s\":1.5,\"end\":\"duration\"}" >tail.json &&
+	test_must_fail envelope tail.json interval summary
 '
 
 test_expect_success 'set up a cluster' '
@@ -117,6 +120,30 @@ test_expect_success 'wait' '
 	envelope wait.json interval summary &&
 	dbtap wait --pg="$PGDATA" -j --list-events >wevents.json 2>/dev/null &&
 	envelope wevents.json wait_event
+'
+
+# stamps FILE: the interval stamps of a text report ("%9.3f  ", seconds since the start,
+# as docs/json.md's time_s), one a line; fails unless they rise, the last one is the end
+# of the run (-d 1: the partial last interval is printed) and the summary follows.
+stamps() {
+	python3 - "$1" <<-\EOF
+	import re, sys
+	text = open(sys.argv[1]).read().splitlines()
+	st = [float(m.group(1)) for m in (re.match(r"^ {0,8}(\d+\.\d{3})  ", l) for l in text) if m]
+	assert len(st) >= 4, (st, text[:20])
+	assert st == sorted(st) and len(set(st)) == len(st), st
+	assert st[-1] >= 1.0, st
+	assert any(l.startswith("total over ") for l in text), text[-10:]
+	EOF
+}
+
+test_expect_success 'text: the same interval stamp in every command, the last partial interval printed' '
+	load_start &&
+	for c in tps "latency query" "count usdt:postgresql:transaction__start" "watch xid" \
+		 stat "stat --by query -e task-clock" profile wait; do
+		dbtap $c --pg="$PGDATA" -i 0.3 -d 1 >text.out 2>text.err &&
+		stamps text.out || { echo "dbtap $c:"; cat text.out text.err; return 1; }
+	done
 '
 
 test_expect_success 'bench and bench pgbench' '
