@@ -37,7 +37,11 @@ void savedrun_write_count(struct json *j, const char *name, bool clock,
 	json_object_begin(j, name);
 	json_bool(j, "counted", v->counted);
 	if (v->counted) {
-		json_uint(j, clock ? "value_ns" : "value", (uint64_t)llround(v->value));
+		/* a count in full; one beyond 2^63 (only an edited saved run has it) as read */
+		if (v->value >= 0 && v->value < 9e18)
+			json_uint(j, clock ? "value_ns" : "value", (uint64_t)llround(v->value));
+		else
+			json_double(j, clock ? "value_ns" : "value", v->value);
 		if (!clock)
 			json_double(j, "per_s", seconds > 0 ? v->value / seconds : NAN);
 		json_double(j, "running_pct", v->pct);
