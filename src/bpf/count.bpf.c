@@ -23,9 +23,14 @@ struct {
 	__type(value, __u64);
 } hits SEC(".maps");
 
-/* A plain hash, not an LRU: an evicted entry would take its hits with it, unseen. */
+/*
+ * A plain hash, not an LRU: an evicted entry would take its hits with it, unseen.
+ * Allocated as (process, probe) pairs appear: preallocating 65,536 entries took a few
+ * ms of every start, and an entry that cannot be had is counted like a full map.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct count_key);
 	__type(value, struct count_val);
