@@ -30,6 +30,11 @@ session_run() {
 	wait_for_line "$name.out" "^$tag\$"
 }
 
+# ctxt_switches PID: voluntary + nonvoluntary context switches of PID's main thread so far.
+ctxt_switches() {
+	awk "/^(non)?voluntary_ctxt_switches:/ { n += \$2 } END { print n }" "/proc/$1/status"
+}
+
 repeat() {
 	local n=$1 s=$2
 	for i in $(seq 1 $n); do
@@ -45,11 +50,11 @@ test_expect_success 'set up a cluster and a session' '
 
 test_expect_success 'N identical statements: N calls; task-clock sum within the backend total' '
 	stat_start q.json -p $bpid --by query -e task-clock,page-faults,context-switches,cpu-migrations &&
-	s0=$(schedstat $bpid) &&
+	s0=$(schedstat $bpid) && c0=$(ctxt_switches $bpid) &&
 	t0=$(date +%s%N) &&
 	mapfile -t stmts < <(repeat 40 "select 4242 as dbtap_marker;") &&
 	session_run 7 s1 "${stmts[@]}" "select pg_sleep(0.2) as dbtap_sleep;" &&
-	s1=$(schedstat $bpid) &&
+	s1=$(schedstat $bpid) && c1=$(ctxt_switches $bpid) &&
 	stat_stop &&
 	json_py "
 assert len(lines) == 1 and d[\"report\"] == \"summary\", lines
@@ -68,9 +73,12 @@ assert 0 < tc_sum <= ($s1 - $s0) + tick, (tc_sum, $s1 - $s0)
 sw = s[\"wall\"][\"total_us\"]
 assert sw >= 0.2e6, s
 assert s[\"events\"][\"task-clock\"][\"total_ns\"] < sw * 1e3 / 10, s
-# it sleeps, so it is switched out; the cheap ones almost never are
+# it sleeps, so it is switched out
 assert s[\"events\"][\"context-switches\"][\"total\"] >= 1, s
-assert m[\"events\"][\"context-switches\"][\"total\"] <= 40 / 5, m
+# the statements were switched out at most as often as the kernel switched the backend
+# out in the window (/proc/PID/status: voluntary and not), how often depends on the load
+cs_sum = sum(r[\"context_switches\"][\"total\"] for r in rows.values())
+assert cs_sum <= $c1 - $c0, (cs_sum, $c1 - $c0)
 assert m[\"events\"][\"context-switches\"][\"total\"] == m[\"context_switches\"][\"total\"], m
 # each call is in the histogram: percentiles bracket the mean sensibly
 tc = m[\"events\"][\"task-clock\"]
