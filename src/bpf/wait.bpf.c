@@ -19,6 +19,21 @@ const volatile bool want_stacks = false;
 /* Accounting starts here for threads already running when the program was attached. */
 __u64 t0 = 0;
 
+/*
+ * The program runs at every context switch of the machine, and most are of tasks it
+ * does not trace: the first thing it does is look both tasks up here, one bit each,
+ * by thread id (wait_pidbits), with nothing else read or written for a task known to
+ * be untraced. A task is looked at with the filter once, at its first switch; its bits
+ * are cleared at its last, so that a reused id is looked at again. Ids above the
+ * pid_max the map was sized for go through the filter every time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* pid_max / 64, set before load */
+	__type(key, __u32);
+	__type(value, struct wait_pidbits);
+} pidbits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WAIT_MAX_THREADS);
@@ -190,21 +205,55 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 
 static __always_inline __u64 task_exec(struct task_struct *t)
 {
-	return BPF_CORE_READ(t, se.sum_exec_runtime);
+	return t->se.sum_exec_runtime; /* a tp_btf argument: a direct read, no helper call */
+}
+
+#define TASK_DEAD_BIT 0x80 /* TASK_DEAD: the last switch of an exiting thread */
+
+/* Whether task t (thread id tid) is traced: its bits, or the filter the first time. */
+static __always_inline bool task_traced(struct task_struct *t, __u32 tid, bool dead)
+{
+	__u32 idx = tid / 64;
+	__u64 bit = 1ull << (tid % 64);
+	struct wait_pidbits *b = bpf_map_lookup_elem(&pidbits, &idx);
+	bool traced;
+
+	if (!b)
+		return filter_match_task(t);
+	if (b->known & bit) {
+		traced = b->traced & bit;
+	} else {
+		traced = filter_match_task(t);
+		/* other tasks' bits share the word, on other CPUs: atomic */
+		if (traced)
+			__sync_fetch_and_or(&b->traced, bit);
+		__sync_fetch_and_or(&b->known, bit);
+	}
+	if (dead) {
+		__sync_fetch_and_and(&b->known, ~bit);
+		__sync_fetch_and_and(&b->traced, ~bit);
+	}
+	return traced;
+}
+
+/* prev's state without a helper call: tp_btf arguments are read directly. */
+static __always_inline unsigned int prev_state_fast(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return ((struct task_struct___old *)t)->state;
 }
 
 static __always_inline bool switch_out(void *ctx, bool preempt, struct task_struct *prev,
 				       __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tid = prev->pid, tgid = prev->tgid;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	unsigned int state;
 	struct wait_drops *d;
 	long ev;
 
 	if (!e) {
-		if (!filter_match_task(prev))
-			return false;
 		/* running since before the attach: its time starts at t0 */
 		e = thread_new(tid, tgid, t0 && t0 < now ? t0 : now, true);
 		if (!e)
@@ -215,8 +264,8 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		d->unpaired++;
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, task_exec(prev), true);
-	state = task_state(prev);
-	if (state & 0x80 /* TASK_DEAD: the last switch of an exiting thread */) {
+	state = prev_state_fast(prev);
+	if (state & TASK_DEAD_BIT) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 		if (p && tid == tgid)
 			p->last = now;
@@ -260,14 +309,12 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 
 static __always_inline bool switch_in(struct task_struct *next, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 
 	if (!e) {
-		if (!filter_match_task(next))
-			return false;
 		/* a thread forked after the attach, running for the first time */
-		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
+		e = thread_new(tid, next->tgid, now, false);
 		if (!e)
 			return false;
 		e->exec = task_exec(next);
@@ -290,8 +337,16 @@ static __always_inline bool switch_in(struct task_struct *next, __u64 now)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
-	bool out = switch_out(ctx, preempt, prev, now), in = switch_in(next, now);
+	bool pt = task_traced(prev, prev->pid, prev_state_fast(prev) & TASK_DEAD_BIT);
+	bool nt = task_traced(next, next->pid, false);
+	__u64 now;
+	bool out, in;
+
+	if (!pt && !nt)
+		return 0;
+	now = bpf_ktime_get_ns();
+	out = pt && switch_out(ctx, preempt, prev, now);
+	in = nt && switch_in(next, now);
 
 	if (out || in) {
 		struct wait_drops *d = drops_get();

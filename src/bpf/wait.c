@@ -17,6 +17,7 @@
 #include "bpf/wait.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
+#include "target/proc.h"
 #include "target/usdt.h"
 #include "util/error.h"
 #include "wait.skel.h"
@@ -74,6 +75,8 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	wp->skel->rodata->want_stacks = o->stacks;
 	if (o->stacks)
 		bpf_map__set_max_entries(wp->skel->maps.stacks, WAIT_STACKS);
+	/* a bit per thread id; a pid_max raised later sends the new ids through the filter */
+	bpf_map__set_max_entries(wp->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });

@@ -69,6 +69,12 @@ struct wait_thread {
 	__u8 pad;
 };
 
+/* Thread ids 64 * i ... 64 * i + 63: which were looked at, and which of those are traced. */
+struct wait_pidbits {
+	__u64 known;
+	__u64 traced;
+};
+
 /* Per process: the span its threads were accounted over. */
 #define WAIT_TITLE_LEN 96
 

@@ -104,6 +104,17 @@ out:
 	return ret;
 }
 
+unsigned proc_pid_max(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned long v = 0;
+
+	if (strbuf_read_file(&sb, "/proc/sys/kernel/pid_max") >= 0)
+		v = strtoul(sb.buf, NULL, 10);
+	strbuf_release(&sb);
+	return v && v <= 4194304 ? (unsigned)v : 4194304;
+}
+
 int proc_state(pid_t pid)
 {
 	struct strbuf sb = STRBUF_INIT;

@@ -25,6 +25,8 @@ char *proc_cwd(pid_t pid);
 int proc_threads(pid_t pid, pid_t **tids);
 /* Process ids whose parent is ppid. */
 int proc_children(pid_t ppid, pid_t **pids);
+/* /proc/sys/kernel/pid_max: thread ids are below it; 4194304 (the most) if unreadable. */
+unsigned proc_pid_max(void);
 /* The state letter of /proc/PID/stat ('R' running or runnable, 'S', 'D'...); -1 if gone. */
 int proc_state(pid_t pid);
 
