@@ -144,3 +144,25 @@ int map_dump(int fd, size_t key_size, size_t value_size, void **keys, void **val
 		n = map_dump_walk(fd, key_size, value_size, keys, values);
 	return n;
 }
+
+int map_dump_entries(int fd, size_t key_size, size_t value_size, size_t entry_size,
+		     size_t value_off, void **out)
+{
+	char *k = NULL, *v = NULL, *e;
+	int n = map_dump(fd, key_size, value_size, (void **)&k, (void **)&v);
+
+	*out = NULL;
+	if (n < 0)
+		return -1;
+	e = calloc(n ? n : 1, entry_size);
+	if (e) {
+		for (int i = 0; i < n; i++) {
+			memcpy(e + i * entry_size, k + i * key_size, key_size);
+			memcpy(e + i * entry_size + value_off, v + i * value_size, value_size);
+		}
+	}
+	free(k);
+	free(v);
+	*out = e;
+	return e ? n : -1;
+}

@@ -15,6 +15,14 @@
 int map_dump(int fd, size_t key_size, size_t value_size, void **keys, void **values);
 
 /*
+ * The same, into one malloc'd array of entries of entry_size bytes: the key at offset
+ * 0, the value at value_off (a struct { key; value; } read back). Returns the number of
+ * entries (*out holds at least one entry's room), -1 on allocation failure.
+ */
+int map_dump_entries(int fd, size_t key_size, size_t value_size, size_t entry_size,
+		     size_t value_off, void **out);
+
+/*
  * The two ways, for tests. batch returns -1 with errno set when the map type has no
  * batch lookup (EINVAL, ENOTSUPP) or a call fails half-way, ENOMEM when out of memory;
  * chunk is the first number of entries asked for per call (grown when one hash bucket

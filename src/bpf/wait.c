@@ -1,5 +1,6 @@
 /* Loads wait.bpf.c at sched_switch and the server's USDT probes, reads its maps. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,79 +201,24 @@ int wait_probe_nlinks(const struct wait_probe *wp)
 	return wp->nsites;
 }
 
+/* One map read back into entries of { key; value; } (mapdump.c), for the three below. */
+#define WAIT_READ(wp, map, out, ktype, vtype, vfield)                                \
+	map_dump_entries(bpf_map__fd((wp)->skel->maps.map), sizeof(ktype), sizeof(vtype),    \
+			 sizeof(**(out)), offsetof(__typeof__(**(out)), vfield), (void **)(out))
+
 int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)
 {
-	struct wait_key *k = NULL;
-	struct wait_val *v = NULL;
-	int n = map_dump(bpf_map__fd(wp->skel->maps.aggs), sizeof(*k), sizeof(*v), (void **)&k,
-			 (void **)&v);
-
-	*out = NULL;
-	if (n < 0)
-		return -1;
-	*out = calloc(n ? n : 1, sizeof(**out));
-	if (!*out) {
-		free(k);
-		free(v);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		(*out)[i].k = k[i];
-		(*out)[i].v = v[i];
-	}
-	free(k);
-	free(v);
-	return n;
+	return WAIT_READ(wp, aggs, out, struct wait_key, struct wait_val, v);
 }
 
 int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out)
 {
-	__u32 *k = NULL;
-	struct wait_thread *v = NULL;
-	int n = map_dump(bpf_map__fd(wp->skel->maps.threads), sizeof(*k), sizeof(*v),
-			 (void **)&k, (void **)&v);
-
-	*out = NULL;
-	if (n < 0)
-		return -1;
-	*out = calloc(n ? n : 1, sizeof(**out));
-	if (!*out) {
-		free(k);
-		free(v);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		(*out)[i].tid = k[i];
-		(*out)[i].t = v[i];
-	}
-	free(k);
-	free(v);
-	return n;
+	return WAIT_READ(wp, threads, out, __u32, struct wait_thread, t);
 }
 
 int wait_probe_read_procs(struct wait_probe *wp, struct wait_proc_entry **out)
 {
-	__u32 *k = NULL;
-	struct wait_proc *v = NULL;
-	int n = map_dump(bpf_map__fd(wp->skel->maps.procs), sizeof(*k), sizeof(*v),
-			 (void **)&k, (void **)&v);
-
-	*out = NULL;
-	if (n < 0)
-		return -1;
-	*out = calloc(n ? n : 1, sizeof(**out));
-	if (!*out) {
-		free(k);
-		free(v);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		(*out)[i].tgid = k[i];
-		(*out)[i].p = v[i];
-	}
-	free(k);
-	free(v);
-	return n;
+	return WAIT_READ(wp, procs, out, __u32, struct wait_proc, p);
 }
 
 int wait_probe_text(struct wait_probe *wp, uint64_t stmt, char *buf)

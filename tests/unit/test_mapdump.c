@@ -104,6 +104,31 @@ static void test_percpu_hash(void **state)
 	both_ways(BPF_MAP_TYPE_PERCPU_HASH, true);
 }
 
+/* Entries of { key; value; }: each key with its own value, the value at its offset. */
+static void test_entries(void **state)
+{
+	struct entry {
+		struct key k;
+		uint64_t v;
+	} *e = NULL;
+	int fd = map_make(BPF_MAP_TYPE_HASH, 300, 1), got;
+
+	if (fd < 0) {
+		if (errno == EPERM || errno == EACCES)
+			skip();
+		fail_msg("bpf_map_create: %s", strerror(errno));
+	}
+	got = map_dump_entries(fd, sizeof(struct key), sizeof(uint64_t), sizeof(*e),
+			       offsetof(struct entry, v), (void **)&e);
+	assert_int_equal(got, 300);
+	for (int i = 0; i < got; i++) {
+		assert_int_equal(e[i].k.pid, 1000 + e[i].k.probe);
+		assert_int_equal(e[i].v, 7ull * e[i].k.probe + 1);
+	}
+	free(e);
+	close(fd);
+}
+
 /*
  * A map type without batch lookup (a sockmap, empty: its entries would be sockets):
  * the batch says so, and map_dump falls back on the walk (the walk itself is checked
@@ -136,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_lru_hash),
 		cmocka_unit_test(test_percpu_hash),
 		cmocka_unit_test(test_fallback),
+		cmocka_unit_test(test_entries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
