@@ -67,6 +67,28 @@ pg_use() {
 	. "$TRASH/$name/env"
 }
 
+# initdb takes seconds, copying its result a fraction of one: each server version gets
+# one initdb per machine and user, in a directory made whole before it is renamed into
+# place (test files run at the same time: the first rename wins, the others copy it).
+pg_initdb() {
+	local data=$1 tpl tmp
+	tpl="/tmp/dbtap-initdb.$(id -u).$("$PG_BINDIR/postgres" -V | tr -c 'A-Za-z0-9.' _)"
+	if [ ! -f "$tpl/done" ]; then
+		tmp=$(mktemp -d /tmp/dbtap-initdb.XXXXXX) || return 1
+		chown postgres: "$tmp" || return 1
+		pg_as_postgres "$PG_BINDIR/initdb" -D "$tmp/data" -A trust -U postgres -N \
+			-E UTF8 --locale=C >"$tmp/initdb.log" 2>&1 || {
+			echo "pg_start: initdb failed:" >&2
+			cat "$tmp/initdb.log" >&2
+			rm -rf "$tmp"
+			return 1
+		}
+		touch "$tmp/done"
+		mv -T "$tmp" "$tpl" 2>/dev/null || rm -rf "$tmp"
+	fi
+	cp -a "$tpl/data" "$data"
+}
+
 pg_start() {
 	local name=${1:-pg}
 	[ $# -gt 0 ] && shift
@@ -88,12 +110,7 @@ pg_start() {
 	pg_clusters+=("$name")
 	test_atexit "pg_cleanup $name $port"
 
-	pg_as_postgres "$PG_BINDIR/initdb" -D "$dir/data" -A trust -U postgres -N \
-		-E UTF8 --locale=C >"$dir/initdb.log" 2>&1 || {
-		echo "pg_start: initdb failed:" >&2
-		cat "$dir/initdb.log" >&2
-		return 1
-	}
+	pg_initdb "$dir/data" || return 1
 	{
 		echo "port = $port"
 		echo "listen_addresses = ''"
