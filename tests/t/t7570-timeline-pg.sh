@@ -127,13 +127,16 @@ for r, s in zip(ds, sleeps):
 " <w.json
 '
 
-# The blocked backend reads the server's clock before and after its UPDATE, in one statement.
-blocked_sql="DO \$\$ DECLARE t0 float8; BEGIN t0 := extract(epoch from clock_timestamp());
-UPDATE lk SET v = v + 1 WHERE id = 1;
+# The blocked backend reads the server's clock just before and after its UPDATE, in one
+# statement; the same UPDATE of a free row first, so that planning it is not in between.
+blocked_sql="DO \$\$ DECLARE t0 float8; i int; BEGIN FOREACH i IN ARRAY '{2,1}'::int[] LOOP
+t0 := extract(epoch from clock_timestamp());
+UPDATE lk SET v = v + 1 WHERE id = i;
+END LOOP;
 RAISE NOTICE 'blocked % % %', pg_backend_pid(), t0, extract(epoch from clock_timestamp()); END \$\$"
 
 test_expect_success 'a row lock held 2 s (past the deadlock check at 1 s): one Lock:transactionid span of that length on the blocked backend, in the Firefox file' '
-	psql -XAtq -c "CREATE TABLE lk (id int PRIMARY KEY, v int); INSERT INTO lk VALUES (1, 0)" &&
+	psql -XAtq -c "CREATE TABLE lk (id int PRIMARY KEY, v int); INSERT INTO lk VALUES (1, 0), (2, 0)" &&
 	trace_start l.json profile --timeline --pg "$PGDATA" -j -o l.json.gz &&
 	bpf_objs_of $TRACE_PID >lobjs &&
 	{ printf "%s\n" "BEGIN;" "UPDATE lk SET v = v + 1 WHERE id = 1;" \
