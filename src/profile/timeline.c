@@ -51,7 +51,9 @@ static void *ring_seq(const struct tl_ring *r, uint64_t seq)
 int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share)
 {
 	size_t s_bytes = (size_t)(max_bytes * sample_share), rest = max_bytes - s_bytes;
-	size_t open_bytes = TL_OPEN_SLOTS * sizeof(struct tl_open);
+	/* the fixed tables: open spans and waits in progress per thread, wait names */
+	size_t open_bytes = TL_OPEN_SLOTS * (sizeof(struct tl_open) + sizeof(struct tl_span)) +
+			    TL_WAIT_NAMES * sizeof(struct tl_wait_name);
 
 	memset(tl, 0, sizeof(*tl));
 	u64map_init(&tl->text_idx);
@@ -72,8 +74,7 @@ int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share)
 	tl->open_waits = calloc(TL_OPEN_SLOTS, sizeof(*tl->open_waits));
 	if (!tl->texts || !tl->open || !tl->wait_names || !tl->open_waits)
 		goto fail;
-	tl->bytes = tl->samples.cap * tl->samples.esz + open_bytes + tl->ntexts * (TL_TEXT_LEN + 1) +
-		    TL_WAIT_NAMES * sizeof(*tl->wait_names) + TL_OPEN_SLOTS * sizeof(*tl->open_waits);
+	tl->bytes = tl->samples.cap * tl->samples.esz + open_bytes + tl->ntexts * (TL_TEXT_LEN + 1);
 	for (int k = 0; k < TL_MARK_KINDS; k++)
 		tl->bytes += tl->spans[k].cap * tl->spans[k].esz;
 	return 0;

@@ -3,8 +3,11 @@
 #	heavy_start SECS [CLIENTS]  CLIENTS (4) psql clients running a CPU-heavy statement
 #	                            (a function scan of a million rows, in memory) over and over for SECS
 #	heavy_wait                  waits for them
+#	heavy_kill                  stops them now
 #	wait_line FILE PY [SECS]    waits (SECS, default 20) until a JSON line of FILE makes
 #	                            the Python expression PY (over `d`) true
+#	wait_below FILE VALUE [SECS] waits until a trigger's figure that record -v writes to
+#	                            FILE after the call reads under VALUE: its condition stopped
 
 HEAVY_PIDS=()
 test_atexit 'heavy_kill'
@@ -31,7 +34,13 @@ heavy_wait() {
 }
 
 heavy_kill() {
-	[ ${#HEAVY_PIDS[@]} -gt 0 ] && kill "${HEAVY_PIDS[@]}" 2>/dev/null
+	local p
+	# the loops first, then the psql each one runs: no new statement starts
+	for p in "${HEAVY_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+		pkill -P "$p" 2>/dev/null
+	done
+	[ ${#HEAVY_PIDS[@]} -gt 0 ] && wait "${HEAVY_PIDS[@]}" 2>/dev/null
 	HEAVY_PIDS=()
 	return 0
 }
@@ -54,5 +63,18 @@ sys.exit(1)
 	done
 	echo "no line of $1 with $2 within ${3:-20} s:"
 	cat "$1"
+	return 1
+}
+
+wait_below() {
+	local n0 end=$((SECONDS + ${3:-20}))
+	n0=$(grep -c ": .* is [^ ]*$" "$1")
+	while [ $SECONDS -lt $end ]; do
+		grep ": .* is [^ ]*$" "$1" | tail -n +$((n0 + 1)) |
+			awk -v v="$2" '$NF + 0 < v + 0 { f = 1 } END { exit !f }' && return 0
+		sleep 0.1
+	done
+	echo "no figure under $2 in $1 within ${3:-20} s:"
+	tail -5 "$1"
 	return 1
 }

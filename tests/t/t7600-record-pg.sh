@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap record: one capture of a known slowdown, its window and profile; the cooldown; fixed memory'
+test_description='dbtap record: one capture of a known slowdown, its window and profile; waits in a capture; the cooldown; fixed memory'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
 . "$TEST_LIB"/pgcopy.sh # a server binary of its own: its USDT semaphores are ours alone
@@ -33,24 +33,31 @@ for l in open(path):
 print("%.4f %d" % (hit / n if n else 0, n))
 '
 
+# Two sleeps of one backend, each between two readings of the server's own clock.
+sleeps_sql="SELECT 'sl', pg_backend_pid(), extract(epoch from clock_timestamp()), length(pg_sleep(0.3)::text), extract(epoch from clock_timestamp())"
+
+# The heavy clients run until the test has seen what it waits for, then stop: the trigger
+# gets as many seconds as the machine needs for its 'for 2s', and no more is spent.
 test_expect_success 'steady pgbench, SIGUSR2, then 4 clients on a CPU-heavy statement: one capture holding the onset' '
-	pgbench -n -c 2 -j 1 -R 50 -T $((steady + 40)) >bench.log 2>&1 &
+	pgbench -n -c 2 -j 1 -R 50 -T $((steady + 60)) >bench.log 2>&1 &
 	bench=$! &&
 	test_when_finished "kill $bench 2>/dev/null" &&
-	trace_start rec.json record --pg "$PGDATA" --keep 20s --post 3s --cooldown 120s \
+	trace_start rec.json -v record --pg "$PGDATA" --keep 20s --post 2s --cooldown 120s \
 		--trigger "$trig" --max-mem 32M -o caps -j &&
 	bpf_objs_of $TRACE_PID >objs &&
-	sleep $steady &&
+	steady_end=$((SECONDS + steady)) &&
+	psql -XAtq -F " " -c "$sleeps_sql" -c "$sleeps_sql" >sl.out &&
+	sleep $((steady_end - SECONDS)) &&
 	kill -USR2 $TRACE_PID &&
 	wait_line rec.json "d[\"report\"] == \"capture\" and d[\"trigger\"] == \"SIGUSR2\"" &&
 	onset=$(date +%s.%N) &&
-	heavy_start 5 &&
+	heavy_start 60 &&
 	wait_line rec.json "d[\"report\"] == \"capture\" and d[\"trigger\"] != \"SIGUSR2\"" 30 &&
-	heavy_wait &&
-	sleep 3 &&
-	heavy_start 5 &&
+	heavy_kill &&
+	wait_below rec.json.err $cpu_pct &&
+	heavy_start 60 &&
 	wait_line rec.json "d[\"report\"] == \"trigger\" and d.get(\"why_not\") == \"cooldown\"" 30 &&
-	heavy_wait &&
+	heavy_kill &&
 	rss=$(rss_peak_kb $TRACE_PID) &&
 	trace_stop TERM &&
 	bpf_objs_gone objs &&
@@ -73,9 +80,34 @@ fired = [l for l in lines if l[\"report\"] == \"trigger\" and l.get(\"why_not\")
 assert fired and all(l[\"time_s\"] > c[\"time_s\"] for l in fired), fired
 assert d[\"report\"] == \"summary\" and d[\"captures\"] == 2, d
 assert d[\"kept_bytes\"] <= 32 << 20, d
+assert d[\"waits\"] >= 2 and d[\"lost\"][\"waits_ring_full\"] == 0, d
 assert int(rss) < (32 + 16) * 1024, (\"peak RSS over --max-mem + 16 MB\", rss)
 print(\"peak rss kB\", rss, \"onset\", o, s[\"window\"])
 " <rec.json
+'
+
+test_expect_success 'the steady capture holds the two sleeps of a backend: Timeout:PgSleep waits at the times it recorded' '
+	sig=$(ls -d caps/*-signal) &&
+	python3 - $sig <<-\PY
+	import gzip, json, sys
+	d = sys.argv[1]
+	s = json.load(open(d + "/summary.json"))
+	rec = [l.split() for l in open("sl.out") if l.startswith("sl ")]
+	pid = int(rec[0][1])
+	want = [(float(r[2]), float(r[4])) for r in rec]
+	p = json.load(gzip.open(d + "/timeline.json.gz", "rt"))
+	th = [t for t in p["threads"] if t["pid"] == pid]
+	assert len(th) == 1, [t["pid"] for t in p["threads"]]
+	mk = [m for m in th[0]["markers"]["data"] if m[5]["type"] == "wait"]
+	got = [(s["start_realtime_s"] + m[1] / 1000, s["start_realtime_s"] + m[2] / 1000) for m in mk
+	       if m[5]["event"] == "Timeout:PgSleep"]
+	assert len(want) == 2 and len(got) == 2, (want, [m[5] for m in mk])
+	eps = 0.01
+	for (r0, r1), (a, b) in zip(want, got):
+	    assert r0 - eps <= a < b <= r1 + eps, (r0, a, b, r1)
+	    assert 0.3 - eps <= b - a <= (r1 - r0) + eps, (b - a, r1 - r0)
+	print(want, got)
+	PY
 '
 
 test_expect_success 'the capture'"'"'s profile has the heavy statement on top, the steady one does not' '

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap record: tps-drop and tps triggers when the load stops, not before; max-captures'
+test_description='dbtap record: tps-drop and tps triggers when the load stops, not before; max-captures; the systemd unit of the docs'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
 . "$TEST_LIB"/pg.sh
@@ -41,6 +41,44 @@ no = [t for t in trig if not t[\"captured\"]][0]
 assert no[\"why_not\"] in (\"a capture is in progress\", \"max-captures\"), no
 assert s[\"before\"][\"tps\"] > 50, s[\"before\"]
 " <rec.json
+'
+
+# The unit in docs/record.md, as written there, and its command line as systemd splits it.
+unit_py='
+import shlex, sys
+s = open(sys.argv[1]).read()
+i = s.index("    # /etc/systemd/system/dbtap-record.service")
+block = []
+for l in s[i:].split("\n")[1:]:
+    if l and not l.startswith("    "):
+        break
+    block.append(l[4:])
+unit = "\n".join(block).strip() + "\n"
+if sys.argv[2] == "unit":
+    print(unit.replace("/usr/local/bin/dbtap", sys.argv[3]), end="")
+else:
+    cmd = unit.split("ExecStart=")[1].split("\n# ")[0].replace("\\\n", " ").split("\n")[0]
+    print("\n".join(shlex.split(cmd)[1:]))
+'
+test_lazy_prereq SYSTEMD_ANALYZE 'command -v systemd-analyze >/dev/null'
+
+test_expect_success SYSTEMD_ANALYZE 'the systemd unit of docs/record.md passes systemd-analyze verify' '
+	python3 -c "$unit_py" "$TEST_ROOT/docs/record.md" unit "$DBTAP" >dbtap-record.service &&
+	test_grep "^ExecStart=$DBTAP record " dbtap-record.service &&
+	systemd-analyze verify ./dbtap-record.service
+'
+
+test_expect_success 'its command line runs as written, on a test cluster' '
+	python3 -c "$unit_py" "$TEST_ROOT/docs/record.md" args >args &&
+	test_grep "^--pg$" args && test_grep "^-o$" args &&
+	# the cluster and the directory are the test'"'"'s; every other option as in the docs
+	sed -e "/^--pg$/{n;s#.*#$PGDATA#}" -e "/^-o$/{n;s#.*#unit-caps#}" args >args.test &&
+	mapfile -t a <args.test &&
+	dbtap "${a[@]}" -d 2 >unit.json 2>unit.err &&
+	json_py "
+assert d[\"report\"] == \"summary\" and d[\"captures\"] == 0, d
+" <unit.json &&
+	test -d unit-caps
 '
 
 test_done

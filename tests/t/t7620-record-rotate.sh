@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap record: the kernel'"'"'s stack maps emptied while recording, the kept samples keep their stacks'
+test_description='dbtap record: the kernel'"'"'s stack maps emptied while recording, the kept samples keep their stacks; --max-captures; SIGTERM during a capture'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/trace.sh
 . "$TEST_LIB"/profile.sh
@@ -36,6 +36,46 @@ assert d[\"stack_rotations\"] >= 3, d
 	assert lost <= 0.02 * n, (lost, n)
 	assert spin >= 0.9 * n, (spin, n)
 	PY
+'
+
+# Two busy phases, an idle one between them with whole seconds of no sample: "cpu>0%"
+# holds in each busy phase and stops in between, so the trigger fires twice.
+test_expect_success '--max-captures 1/h: the second firing is held back; SIGTERM during a --post finishes that capture' '
+	tlphases_start tlp2.out -n 1 -b 2 -i 2.5 &&
+	trace_start mc.json record -p $TLP_PID --keep 2s --post 0 --cooldown 0 --max-captures 1/h \
+		--trigger "cpu>0%" -o mc -j &&
+	mc=$TRACE_PID &&
+	trace_start term.json record -p $TLP_PID --keep 5s --post 60s --trigger "cpu>0%" -o term -j &&
+	kill -USR1 $TLP_PID &&
+	wait_line term.json "d[\"report\"] == \"trigger\" and d[\"captured\"]" 20 &&
+	trace_stop TERM &&
+	term_end=$(date +%s.%N) &&
+	TRACE_PID=$mc &&
+	trace_wait &&
+	echo "$term_end" >term_end &&
+	json_py "
+import json
+lines = [json.loads(l) for l in open(\"mc.json\")]
+trig = [l for l in lines if l[\"report\"] == \"trigger\"]
+caps = [l for l in lines if l[\"report\"] == \"capture\"]
+assert [t[\"captured\"] for t in trig] == [True, False], trig
+assert trig[1][\"why_not\"] == \"max-captures\", trig
+assert len(caps) == 1 and d[\"captures\"] == 1 and d[\"triggers_fired\"] == 2, (caps, d)
+" <mc.json &&
+	json_py "
+import json, os
+end = float(open(\"term_end\").read())
+caps = [l for l in lines if l[\"report\"] == \"capture\"]
+assert len(caps) == 1 and d[\"report\"] == \"summary\" and d[\"captures\"] == 1, lines
+c = caps[0]
+assert os.path.isdir(c[\"path\"]) and not os.path.basename(c[\"path\"]).startswith(\".\"), c
+s = json.load(open(c[\"path\"] + \"/summary.json\"))
+# cut at the signal, not 60 s of --post later
+assert s[\"fired_s\"] <= s[\"window\"][\"end_s\"] <= end - s[\"start_realtime_s\"] + 0.5, (s, end)
+for f in s[\"files\"]:
+    assert os.path.getsize(c[\"path\"] + \"/\" + f) > 0, f
+assert not [n for n in os.listdir(\"term\") if n.endswith(\".partial\")]
+" <term.json
 '
 
 test_done
