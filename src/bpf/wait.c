@@ -63,12 +63,9 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	}
 	wp->o = o;
 	wp->ncpus = libbpf_num_possible_cpus();
-	wp->skel = wait__open_opts(core_btf_open_opts());
-	if (!wp->skel) {
-		error_errno("cannot open the wait BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	wp->skel = BPF_LOADER_OPEN(wait);
+	if (!wp->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(wp->skel, o->target);
 	wp->skel->rodata->wait_ptr_addr = o->ptr_addr;
 	wp->skel->rodata->wait_field_off = o->field_off;

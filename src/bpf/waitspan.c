@@ -58,12 +58,9 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	if (!p)
 		return error("out of memory"), EXIT_FAIL;
 	p->ncpus = libbpf_num_possible_cpus();
-	p->skel = waitspan__open_opts(core_btf_open_opts());
-	if (!p->skel) {
-		error_errno("cannot open the waitspan BPF program");
-		hint("'dbtap doctor' checks BPF support; run as root");
+	p->skel = BPF_LOADER_OPEN(waitspan);
+	if (!p->skel)
 		goto fail;
-	}
 	TARGET_FILTER_RODATA(p->skel, o->target);
 	p->skel->rodata->wait_ptr_addr = o->ptr_addr;
 	p->skel->rodata->wait_field_off = o->field_off;
@@ -71,11 +68,9 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	p->skel->rodata->idle_class = o->idle_class;
 	if (bpf_loader_load(p->skel->skeleton, "waitspan", o->target))
 		goto fail;
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.ring), on_rec, p, NULL);
-	if (!p->rb) {
-		error_errno("cannot open the waitspan ring buffer");
+	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "waitspan");
+	if (!p->rb)
 		goto fail;
-	}
 	attach_plan_init(&plan, o->target);
 	attach_plan_prog(&plan, p->skel->progs.waitspan_switch, "to the sched_switch tracepoint");
 	int rc = attach_plan_run(&plan, &p->links);
