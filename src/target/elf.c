@@ -378,18 +378,53 @@ int elf_file_read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, si
 	return pread(ef->fd, buf, len, off) == (ssize_t)len ? 0 : -1;
 }
 
+/* Global names before local ones, weak aliases last: the name callers link against. */
+static int bind_rank(int bind)
+{
+	return bind == STB_WEAK ? 2 : bind == STB_LOCAL ? 1 : 0;
+}
+
+static int leading_underscores(const char *name)
+{
+	int n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Aliases at one address (memmove and memcpy, malloc and __libc_malloc, a vDSO's
+ * __vdso_ names and their weak plain ones) are named as perf names them, so that a
+ * profile reads the same in both: by binding, then the fewest leading underscores,
+ * then the longest name. Unlike perf, a compat version ("cfree@GLIBC_2.2.5", in a
+ * debug file's .symtab) comes after every plain name: callers never use it.
+ */
+static int alias_cmp(const struct elf_sym *x, const struct elf_sym *y)
+{
+	int a, b;
+
+	if ((a = !!strchr(x->name, '@')) != (b = !!strchr(y->name, '@')))
+		return a - b;
+	if ((a = bind_rank(x->bind)) != (b = bind_rank(y->bind)))
+		return a - b;
+	if ((x->type == STT_FUNC) != (y->type == STT_FUNC))
+		return x->type == STT_FUNC ? -1 : 1;
+	if ((a = leading_underscores(x->name)) != (b = leading_underscores(y->name)))
+		return a - b;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
 static int cmp_func(const void *a, const void *b)
 {
 	const struct elf_sym *x = *(struct elf_sym *const *)a, *y = *(struct elf_sym *const *)b;
 
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
-	/* aliases at one address: a global sized function first */
-	if ((x->bind == STB_LOCAL) != (y->bind == STB_LOCAL))
-		return x->bind == STB_LOCAL ? 1 : -1;
-	if ((x->type == STT_FUNC) != (y->type == STT_FUNC))
-		return x->type == STT_FUNC ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return alias_cmp(x, y);
 }
 
 static void build_funcs(struct elf_file *ef)

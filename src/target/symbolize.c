@@ -357,14 +357,22 @@ static void load_vdso(struct symbolizer *s)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name && *name)
-				addr_syms_add(&s->vdso, sym.st_value, sym.st_size, name, strlen(name));
-		}
+		/*
+		 * Weak aliases first: the later of two entries at one address wins, and
+		 * the name perf shows (and the kernel's source uses) is the global
+		 * __vdso_gettimeofday, not its weak alias gettimeofday.
+		 */
+		for (int weak = 1; weak >= 0; weak--)
+			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    !sym.st_size || (GELF_ST_BIND(sym.st_info) == STB_WEAK) != weak)
+					continue;
+				const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (name && *name)
+					addr_syms_add(&s->vdso, sym.st_value, sym.st_size, name,
+						      strlen(name));
+			}
 	}
 	elf_end(e);
 	addr_syms_finish(&s->vdso);

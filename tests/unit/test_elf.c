@@ -98,6 +98,14 @@ static void test_find_symbols(void **state)
 	assert_int_equal(s.type, STT_FUNC);
 	assert_true(s.size > 0);
 
+	/* aliases: the global name with the fewest leading underscores, not the weak one */
+	assert_int_equal(elf_file_find_sym(ef, "__dbtap_test_alias", &s), 0);
+	assert_int_equal(s.value, rep.function);
+	assert_int_equal(elf_file_find_sym(ef, "dbtap_test_function_weak_alias", &s), 0);
+	assert_int_equal(s.value, rep.function);
+	assert_int_equal(s.bind, STB_WEAK);
+	assert_string_equal(elf_file_addr_func(ef, rep.function + 1, NULL), "dbtap_test_function");
+
 	assert_int_equal(elf_file_find_sym(ef, "dbtap_no_such_symbol", &s), -1);
 	elf_file_close(ef);
 }

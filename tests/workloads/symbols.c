@@ -27,6 +27,14 @@ __attribute__((noinline)) int dbtap_test_function(int x)
 	return x * 3 + (int)dbtap_test_global;
 }
 
+/*
+ * Aliases of dbtap_test_function: an address is named by the global name with the
+ * fewest leading underscores, before a longer weak one.
+ */
+extern int __dbtap_test_alias(int) __attribute__((alias("dbtap_test_function")));
+extern int dbtap_test_function_weak_alias(int)
+	__attribute__((weak, alias("dbtap_test_function")));
+
 static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	/* The first object is the executable itself. */
