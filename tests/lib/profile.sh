@@ -3,13 +3,13 @@
 #	workload_start VAR OUT NAME ARGS...  starts the workload NAME (output in OUT), waits
 #	                            for its "ready" line; its pid in the variable VAR
 #	workload_kill VAR           kills the workload whose pid is in VAR, empties VAR
-#	profloop_start OUT ARGS...  the profloop workload (ARGS: -w, -s SECS, -r DEPTH); sets PL_PID
+#	profloop_start OUT ARGS...  the profloop workload (ARGS: -w, -s SECS, -r DEPTH) at nice
+#	                            -20; sets PL_PID
 #	profloop_stop               kills it
 #	tlphases_start OUT ARGS...  the tlphases workload (waits for SIGUSR1); sets TLP_PID
 #	tlphases_go                 sends it SIGUSR1, waits for its "done" line (20 s at most)
 #	tlphases_stop               kills it
 #	bg_run OUT CMD ARGS...       CMD in the background, output in OUT; sets BG_PID
-#	kill_after SECS PID          SIGTERM to PID in SECS seconds, in the background
 #	schedstat_ns PID            the process's time on CPU so far (/proc/PID/schedstat), ns
 #	rss_peak_kb PID             VmHWM of PID, in kB
 #	folded_py SCRIPT <FILE      runs SCRIPT with `stacks`: a list of (frames, count) read
@@ -40,7 +40,11 @@ workload_kill() {
 }
 
 profloop_start() {
-	workload_start PL_PID "$1" profloop "${@:2}"
+	workload_start PL_PID "$1" profloop "${@:2}" || return 1
+	# Its main thread at the highest priority: on a loaded machine a few per cent of a
+	# CPU gives too few samples for shares and stacks to mean anything. The threads
+	# of -n keep theirs (two would take both CPUs).
+	renice -n -20 -p "$PL_PID" >/dev/null
 }
 
 profloop_stop() {
@@ -87,12 +91,6 @@ for line in sys.stdin:
     stacks.append((frames.split(";"), int(count)))
 exec(sys.argv[1])
 ' "$1"
-}
-
-# kill_after SECS PID: sends SIGTERM to PID in SECS seconds, in the background.
-kill_after() {
-	( sleep "$1"; kill "$2" 2>/dev/null ) &
-	return 0
 }
 
 # bg_run OUT CMD ARGS...: runs CMD in the background (stdout and stderr in OUT); sets BG_PID.

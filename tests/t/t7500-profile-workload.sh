@@ -7,10 +7,7 @@ test_description='dbtap profile: stacks, shares and sample counts against a work
 [ -x "$WORKLOADS/profloop" ] || test_bail "$WORKLOADS/profloop is not built: run make"
 
 test_expect_success 'f_a x3 / f_b: 75/25 within 3 points, every stack main -> loop -> f_a or f_b' '
-	# at the highest priority: on a loaded machine it would get too few samples at
-	# its share of a CPU for a share to mean anything
 	profloop_start pl1.out &&
-	renice -n -20 -p $PL_PID >/dev/null &&
 	pid=$PL_PID &&
 	dbtap profile -p $PL_PID -F 999 -d 4 --user --folded >p1.folded 2>p1.err &&
 	dbtap profile -p $PL_PID -F 999 -d 1 -j --user >p1.json 2>>p1.err &&
@@ -105,11 +102,16 @@ for frames, c in stacks:
 '
 
 test_expect_success 'the target exiting during the profile: the report still comes, the exit is said' '
-	profloop_start pl4.out -s 1 &&
+	# the loop starts once dbtap is attached (which takes seconds on a loaded machine)
+	profloop_start pl4.out -w -s 1 &&
 	pid=$PL_PID &&
-	kill_after 1.5 $pid &&
-	dbtap profile -p $pid -j >p4.json 2>p4.err &&
-	test_grep "exited; stopping" p4.err &&
+	trace_start p4.json profile -p $pid -j &&
+	kill -USR1 $pid &&
+	for i in $(seq 1 100); do grep -q "^done" pl4.out && break; sleep 0.1; done &&
+	test_grep "^done" pl4.out &&
+	kill $pid &&
+	trace_wait &&
+	test_grep "exited; stopping" p4.json.err &&
 	json_py "
 assert d[\"report\"] == \"summary\" and d[\"end\"] == \"target exited\", d
 f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}

@@ -16,6 +16,8 @@ jitloop_start() {
 	for i in $(seq 1 100); do
 		if grep -q "^ready" "$out" 2>/dev/null; then
 			JL_ADDR=$(awk "/^ready/ { print \$3 }" "$out")
+			# enough samples on a loaded machine
+			renice -n -20 -p "$JL_PID" >/dev/null
 			return 0
 		fi
 		sleep 0.02
@@ -79,13 +81,17 @@ for f, c in stacks:
 '
 
 test_expect_success 'the vDSO is named from the kernel'"'"'s image' '
+	# in its loop (python starts slowly on a loaded machine), at the highest priority
 	bg_run vd.out python3 -c "
 import time
+print(\"ready\", flush=True)
 while True:
     time.clock_gettime(time.CLOCK_MONOTONIC)
 " &&
 	vd=$BG_PID &&
-	sleep 0.3 &&
+	for i in $(seq 1 200); do grep -q ready vd.out && break; sleep 0.05; done &&
+	grep -q ready vd.out &&
+	renice -n -20 -p $vd >/dev/null &&
 	dbtap profile -p $vd -d 2 -F 499 --user --folded >vd.folded 2>vd.err &&
 	kill $vd &&
 	folded_py "
@@ -95,8 +101,8 @@ for f, c in stacks:
 vdso = {k: v for k, v in leaves.items() if \"vdso\" in k or \"clock_gettime\" in k}
 print(vdso)
 assert not [k for k in leaves if k.startswith(\"[vdso\")], leaves
-assert any(k.startswith(\"__vdso_\") or k.startswith(\"__kernel_\") or k in (\"clock_gettime\",)
-           for k in vdso), leaves
+# by its global name (x86-64: __vdso_, arm64: __kernel_), as perf names it, not the weak alias
+assert \"__vdso_clock_gettime\" in vdso or \"__kernel_clock_gettime\" in vdso, leaves
 " <vd.folded
 '
 
