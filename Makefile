@@ -67,11 +67,16 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.S)
 WORKLOADS := $(sort $(patsubst tests/workloads/%,$(WL_DIR)/%,$(basename $(WORKLOAD_SRCS))))
+# The JVM target, where a JDK is installed (make deps installs one)
+JAVAC     ?= $(shell command -v javac 2>/dev/null)
+ifneq ($(JAVAC),)
+WORKLOADS += $(patsubst tests/workloads/%.java,$(WL_DIR)/%.class,$(wildcard tests/workloads/*.java))
+endif
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
                 bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev \
-                libmicrohttpd-dev prometheus curl chromium
+                libmicrohttpd-dev prometheus curl chromium openjdk-17-jdk-headless
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1
 
@@ -157,6 +162,10 @@ $(WL_DIR)/%: tests/workloads/%.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -g $(LDFLAGS) -o $@ $<
+$(WL_DIR)/%.class: tests/workloads/%.java
+	$(call msg,JAVAC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(JAVAC) -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -d $(@D) $<
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
