@@ -26,6 +26,9 @@
 #include "util/json.h"
 
 enum wait_by { WBY_EVENT, WBY_TYPE, WBY_PID, WBY_DATABASE, WBY_USER, WBY_QUERY };
+/* --sort: what --top keeps, largest first, for rows and for groups alike. */
+enum wait_sort { WSORT_WAIT, WSORT_COUNT, WSORT_MEAN, WSORT_MAX };
+static const char *const sort_names[] = { "wait_s", "count", "mean", "max" };
 static const char *const by_names[] = { "event", "type", "pid", "database", "user", "query" };
 
 /* What user space knows of a traced process; final once target_label() says so. */
@@ -64,6 +67,7 @@ struct wait_cmd {
 	struct frame f;
 	struct target t;
 	enum wait_by by;
+	enum wait_sort sort;
 	int top;
 	bool include_idle, stacks;
 	const char *out_path;
@@ -77,17 +81,21 @@ struct wait_cmd {
 	bool attached, list;
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_IDLE, OPT_STACKS, OPT_FLOOR, OPT_LIST };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_IDLE, OPT_STACKS, OPT_FLOOR, OPT_LIST };
 
 static const struct frame_opt wait_opts[] = {
 	FRAME_OPT_PG,
 	{ NULL, 'p', required_argument, "PID[,PID]", "these server processes (of one cluster)",
 	  FRAME_OPT_TARGET },
+	{ "tid", 't', required_argument, "TID", "one server process (its thread)", FRAME_OPT_TARGET },
 	FRAME_OPTS_TIME,
 	{ "by", OPT_BY, required_argument, "event|type|pid|database|user|query",
 	  "rows by wait event (default) or wait event type; or per\n"
 	  "process, database, user or statement (literals as $n)" },
 	{ "top", OPT_TOP, required_argument, "N", "rows (groups with --by pid...) listed (default 20)" },
+	{ "sort", OPT_SORT, required_argument, "KEY",
+	  "which rows (groups) --top keeps, largest first: wait_s (total\n"
+	  "seconds, the default), count, mean or max" },
 	{ "include-idle", OPT_IDLE, no_argument, NULL,
 	  "count idle time (ClientRead outside a transaction) in the totals" },
 	{ "stacks", OPT_STACKS, no_argument, NULL,
@@ -134,6 +142,16 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return -1;
 	case OPT_TOP:
 		return top_opt(&c->top, arg, "rows");
+	case OPT_SORT:
+		for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
+			if (!strcmp(arg, sort_names[i])) {
+				c->sort = (enum wait_sort)i;
+				return 0;
+			}
+		}
+		error("unknown --sort key '%s'", arg);
+		hint("--sort takes wait_s (the default), count, mean or max");
+		return -1;
 	case OPT_IDLE:
 		c->include_idle = true;
 		return 0;
@@ -470,13 +488,44 @@ static void rows_build(struct wait_cmd *c, const struct snap *s, struct rows *rs
 	}
 }
 
+/* qsort has no context: the --sort key of the one report being made. */
+static enum wait_sort sort_key;
+
+/* A row's or group's figure for --sort; the mean as ns per wait, 0 without one. */
+static double sort_value(uint64_t ns, uint64_t count, uint64_t max_ns)
+{
+	switch (sort_key) {
+	case WSORT_COUNT:
+		return (double)count;
+	case WSORT_MEAN:
+		return count ? (double)ns / count : 0.0;
+	case WSORT_MAX:
+		return (double)max_ns;
+	case WSORT_WAIT:
+		break;
+	}
+	return (double)ns;
+}
+
+/* Largest first by the --sort key, then by time and group so the order is stable. */
+static int cmp_figures(uint64_t xns, uint64_t xc, uint64_t xm, uint64_t yns, uint64_t yc,
+		       uint64_t ym)
+{
+	double a = sort_value(xns, xc, xm), b = sort_value(yns, yc, ym);
+
+	if (a != b)
+		return a > b ? -1 : 1;
+	if (xns != yns)
+		return xns > yns ? -1 : 1;
+	return 0;
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int r = cmp_figures(x->ns, x->count, x->max_ns, y->ns, y->count, y->max_ns);
 
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return strcmp(x->group, y->group);
+	return r ? r : strcmp(x->group, y->group);
 }
 
 static void row_names(struct wait_cmd *c, const struct row *r, struct pg_wait_name *n)
@@ -535,10 +584,10 @@ static bool same_group(const struct wait_cmd *c, const struct row *a, const stru
 	return c->by == WBY_PID ? a->pid == b->pid : !strcmp(a->group, b->group);
 }
 
-/* A group of rows (--by pid|database|user|query): its total and where its rows are. */
+/* A group of rows (--by pid|database|user|query): its totals and where its rows are. */
 struct group {
 	int first; /* the group's first row; rows sorted by group */
-	uint64_t ns;
+	uint64_t ns, count, max_ns;
 };
 
 static int cmp_row_group(const void *a, const void *b)
@@ -551,18 +600,15 @@ static int cmp_row_group(const void *a, const void *b)
 	r = strcmp(x->group, y->group);
 	if (r)
 		return r;
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return 0;
+	return cmp_figures(x->ns, x->count, x->max_ns, y->ns, y->count, y->max_ns);
 }
 
 static int cmp_group(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
+	int r = cmp_figures(x->ns, x->count, x->max_ns, y->ns, y->count, y->max_ns);
 
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return x->first - y->first;
+	return r ? r : x->first - y->first;
 }
 
 /* Sorts rows by group, then by time; returns the groups, the largest total first. */
@@ -579,6 +625,9 @@ static int groups_make(struct wait_cmd *c, struct rows *rs, struct group **out)
 		if (!ng || !same_group(c, &rs->r[g[ng - 1].first], &rs->r[i]))
 			g[ng++].first = i;
 		g[ng - 1].ns += rs->r[i].ns;
+		g[ng - 1].count += rs->r[i].count;
+		if (rs->r[i].max_ns > g[ng - 1].max_ns)
+			g[ng - 1].max_ns = rs->r[i].max_ns;
 	}
 	qsort(g, ng, sizeof(*g), cmp_group);
 	return ng;
@@ -626,6 +675,7 @@ static void json_report(struct wait_cmd *c, const struct frame_report *fr, struc
 	json_init(&j);
 	frame_json_begin(&j, fr);
 	json_str(&j, "by", by_names[c->by]);
+	json_str(&j, "sort", sort_names[c->sort]);
 	json_uint(&j, "backend_ns", total_ns);
 	json_uint(&j, "idle_ns", idle_ns);
 	json_bool(&j, "idle_included", c->include_idle);
@@ -748,6 +798,7 @@ static void report(void *ctx, const struct frame_report *fr)
 
 	if (snap_take(c, &cur) < 0)
 		return;
+	sort_key = c->sort;
 	if (!summary) {
 		struct snap keep = cur;
 		/* the cumulative figures, for the next interval's differences */
@@ -847,9 +898,11 @@ static void seed(struct wait_cmd *c)
 	/* the run's clock and the accounting start together: wall times are the run's */
 	wait_probe_start(c->wp, c->f.rl.start_ns);
 	for (int i = 0; i < n; i++) {
+		/* -t: the one thread (a backend's is its pid); otherwise each main thread */
+		pid_t tid = c->t.kind == TARGET_TID ? c->t.tid : pids[i];
 		uint64_t ptr = 0;
 		uint32_t ev = 0;
-		int st = proc_state(pids[i]);
+		int st = proc_state(tid);
 		if (st < 0)
 			continue;
 		struct proc_counters pc;
@@ -857,10 +910,10 @@ static void seed(struct wait_cmd *c)
 		    mem_read(pids[i], ptr + c->po.field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
 		/* a running thread's schedstat lags by its current slice: only asleep ones */
-		if (st != 'R' && proc_counters(pids[i], &pc) == 0)
-			wait_probe_seed_exec(c->wp, pids[i], pids[i], ev, pc.run_ns);
+		if (st != 'R' && proc_counters(tid, &pc) == 0)
+			wait_probe_seed_exec(c->wp, tid, pids[i], ev, pc.run_ns);
 		else
-			wait_probe_seed(c->wp, pids[i], pids[i], st == 'R', ev);
+			wait_probe_seed(c->wp, tid, pids[i], st == 'R', ev);
 	}
 	free(pids);
 }
@@ -1081,7 +1134,7 @@ int cmd_wait(int argc, char **argv)
 	ret = parse_options(&c, argc, argv);
 	if (ret)
 		return frame_status(ret);
-	if (!c.f.to.pg_set && !c.f.to.pids)
+	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid)
 		c.f.to.pg_set = true;
 	ret = target_resolve(&c.t, &c.f.to, true);
 	if (ret)

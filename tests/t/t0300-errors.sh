@@ -18,6 +18,7 @@ cat >inputs.tsv <<'ROWS'
 2	option	--per	stat --per nosuch
 2	option	--by	stat --by nosuch
 2	option	--max-probes	count --max-probes 0 'uprobe:/bin/true:*'
+2	option	--sort	wait --sort nosuch
 2	target	abc	doctor -p abc
 2	target	x1	doctor -p $SPID,x1
 2	target	-5	doctor -p -5

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap wait: pg_sleep time by wait event and statement, idle apart'
+test_description='dbtap wait: pg_sleep time by wait event and statement, idle apart, --sort, -t'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/trace.sh
@@ -80,11 +80,67 @@ test_expect_success 'text report: the table with seconds, share, count, mean and
 	test_grep "idle .* apart, not counted" w4.txt
 '
 
-test_expect_success 'bad input: --by, --top, -t, -o without --stacks, an argument, a non-server pid' '
+# One backend waits ten short sleeps and one long one, under two statements; another
+# backend sleeps at the same time. Four tracers watch the same seconds: the default
+# order, --sort count, --sort max, and -t on the first backend.
+test_expect_success 'four tracers over two backends: --sort wait_s|count|max, -t TID' '
+	{ echo "select pg_backend_pid();" &&
+	  echo "\\! while [ ! -f go ]; do sleep 0.05; done" &&
+	  for i in $(seq 1 10); do echo "select pg_sleep(0.05);"; done &&
+	  echo "select 1, pg_sleep(1);"; } >a.sql &&
+	{ echo "select pg_backend_pid();" &&
+	  echo "\\! while [ ! -f go ]; do sleep 0.05; done" &&
+	  echo "select pg_sleep(0.5) as b;"; } >b.sql &&
+	{ psql -XAt -f a.sql >a.out 2>&1 & pa=$!; } &&
+	{ psql -XAt -f b.sql >b.out 2>&1 & pb=$!; } &&
+	for i in $(seq 1 200); do test -s a.out && test -s b.out && break; sleep 0.05; done &&
+	apid=$(sed -n 1p a.out) && bpid=$(sed -n 1p b.out) &&
+	trace_start w1.json wait --pg="$PGDATA" -j --by query && t1=$TRACE_PID &&
+	trace_start w2.json wait --pg="$PGDATA" -j --by query --sort count && t2=$TRACE_PID &&
+	trace_start w3.json wait --pg="$PGDATA" -j --by query --sort max && t3=$TRACE_PID &&
+	trace_start w4.json wait -t $apid -j --by pid && t4=$TRACE_PID &&
+	touch go && wait $pa && wait $pb &&
+	for t in $t1 $t2 $t3; do TRACE_PID=$t && trace_stop || return 1; done &&
+	# -t ends by itself when its backend exits (psql is done)
+	TRACE_PID=$t4 && trace_wait &&
+	json_py "assert d[\"end\"] == \"target exited\", d[\"end\"]" <w4.json &&
+	for f in 1 2 3; do
+		json_py "
+def key(g, k):
+    ws = g[\"waits\"]
+    n = sum(w[\"count\"] for w in ws)
+    return {\"wait_s\": g[\"total_ns\"], \"count\": n, \"mean\": g[\"total_ns\"] / n if n else 0,
+            \"max\": max((w[\"max_us\"] or 0) for w in ws)}[k]
+k = d[\"sort\"]
+gs = d[\"statements\"]
+vals = [key(g, k) for g in gs]
+# the groups come largest first by the key asked for
+assert vals == sorted(vals, reverse=True), (k, vals)
+mine = (\"select pg_sleep(\$1);\", \"select \$1, pg_sleep(\$2);\")
+top = [g[\"query\"] for g in gs if g[\"query\"] in mine][0]
+# ten short sleeps: most waits; the long one: most time and the longest wait
+want = {\"count\": \"select pg_sleep(\$1);\", \"wait_s\": \"select \$1, pg_sleep(\$2);\",
+        \"max\": \"select \$1, pg_sleep(\$2);\"}[k]
+assert top == want, (k, [(g[\"query\"], key(g, k)) for g in gs])
+" <w$f.json || return 1
+	done &&
+	json_py "
+assert [p[\"pid\"] for p in d[\"processes\"]] == [$apid], (d[\"processes\"], $bpid)
+p = d[\"processes\"][0]
+sl = [w for w in p[\"waits\"] if w[\"wait_event\"] == \"PgSleep\"]
+# all eleven of its sleeps, none of the other backend
+assert len(sl) == 1 and sl[0][\"count\"] == 11, sl
+assert 1.5 <= sl[0][\"wait_s\"] < 1.8, sl
+" <w4.json
+'
+
+test_expect_success 'bad input: --by, --top, --sort, -t, -o without --stacks, an argument, a non-server pid' '
 	test_expect_code 2 dbtap wait --pg="$PGDATA" --by nothing 2>e1 &&
 	test_grep "^error: unknown --by '"'nothing'"'" e1 && test_grep "^hint: --by takes event" e1 &&
 	test_expect_code 2 dbtap wait --pg="$PGDATA" --top 0 2>e2 && test_grep "^hint: " e2 &&
 	test_expect_code 2 dbtap wait -t $$ 2>e3 && test_grep "^hint: " e3 &&
+	test_expect_code 2 dbtap wait --pg="$PGDATA" --sort nosuch 2>e10 &&
+	test_grep "^error: unknown --sort key '"'nosuch'"'" e10 && test_grep "^hint: --sort takes wait_s" e10 &&
 	test_expect_code 2 dbtap wait --pg="$PGDATA" -o x.folded 2>e4 && test_grep "^hint: add --stacks" e4 &&
 	test_expect_code 2 dbtap wait --pg="$PGDATA" --stacks -o x.svgz 2>e5 && test_grep "^hint: " e5 &&
 	test_expect_code 2 dbtap wait --pg="$PGDATA" --stacks 2>e9 && test_grep "^hint: " e9 &&
