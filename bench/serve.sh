@@ -18,11 +18,7 @@ SCRAPES=${3:-10000}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-serve "BPF, uprobes"
 
-# a private copy of the server binary: uprobes belong to its file, so other tracers
-# on this machine do not trap in this server and other clusters not in these probes
-. "$ROOT/tests/lib/pgcopy.sh"
-pg_start bench "autovacuum = off" || exit 1
-pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
+standalone_cluster init
 cd "$TRASH" || exit 1
 
 SERVE_PID=

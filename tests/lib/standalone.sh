@@ -6,6 +6,8 @@
 #	                           and stops every cluster and removes $TRASH on exit,
 #	                           Ctrl-C and SIGTERM. Sets ROOT and DBTAP.
 #	test_atexit CMD            runs CMD at exit, before what was registered earlier
+#	standalone_cluster [init]  starts cluster "bench" (autovacuum off) from a private copy
+#	                           of the server binary, with init pgbench's tables (scale 4)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DBTAP="$ROOT/dbtap"
@@ -40,4 +42,14 @@ standalone_init() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	. "$ROOT/tests/lib/pg.sh"
+}
+
+# Uprobes belong to the binary's file: from a private copy, other tracers on this machine
+# do not trap in this server, and other clusters do not run into these probes.
+standalone_cluster() {
+	. "$ROOT/tests/lib/pgcopy.sh"
+	pg_start bench "autovacuum = off" || exit 1
+	if [ "$1" = init ]; then
+		pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
+	fi
 }
