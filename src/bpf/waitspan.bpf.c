@@ -49,18 +49,15 @@ static __always_inline void stat_inc(__u32 i)
  * entry stays only while prev sleeps in a wait; a thread that leaves in another state
  * loses it, so the next wait in the same event is a new span, not a continuation.
  */
-static __always_inline void switch_out(struct task_struct *prev, __u64 now)
+static __always_inline void switch_out(struct task_struct *prev, __u64 now, bool dead)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u32 tid = prev->pid;
 	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	long ev;
 
-	if (!e && !filter_match_task(prev))
-		return;
-	ev = read_wait_event();
-	/* TASK_DEAD: its last switch; a wait word still set is an exiting backend's, not a wait */
-	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class) ||
-	    (task_state(prev) & 0x80)) {
+	/* its last switch: a wait word still set is an exiting backend's, not a wait */
+	ev = dead ? 0 : read_wait_event();
+	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class)) {
 		if (e)
 			bpf_map_delete_elem(&threads, &tid);
 		return;
@@ -72,8 +69,7 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now)
 		e->off = 1;
 		return;
 	}
-	struct waitspan_thread t = { .t0_ns = now, .tgid = BPF_CORE_READ(prev, tgid), .event = ev,
-				     .off = 1 };
+	struct waitspan_thread t = { .t0_ns = now, .tgid = prev->tgid, .event = ev, .off = 1 };
 	if (bpf_map_update_elem(&threads, &tid, &t, BPF_ANY))
 		stat_inc(WAITSPAN_ST_THREADS_FULL);
 }
@@ -81,7 +77,7 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now)
 /* next runs again: its wait, if it was in one, is a stretch to hand on. */
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	struct waitspan_rec *r;
 
@@ -105,12 +101,20 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	stat_inc(WAITSPAN_ST_SPANS);
 }
 
+/* Untraced switches (most of the machine's) stop at the bitmap of waitword.bpf.h. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	bool dead = prev_state_fast(prev) & TASK_DEAD_BIT;
+	bool pt = task_traced(prev, prev->pid, dead), nt = task_traced(next, next->pid, false);
+	__u64 now;
 
-	switch_out(prev, now);
-	switch_in(next, now);
+	if (!pt && !nt)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (pt)
+		switch_out(prev, now, dead);
+	if (nt)
+		switch_in(next, now);
 	return 0;
 }

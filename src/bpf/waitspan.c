@@ -13,6 +13,7 @@
 #include "bpf/loader.h"
 #include "bpf/mapdump.h"
 #include "bpf/waitspan.h"
+#include "target/proc.h"
 #include "util/error.h"
 #include "waitspan.skel.h"
 
@@ -66,6 +67,7 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	p->skel->rodata->wait_field_off = o->field_off;
 	p->skel->rodata->idle_event = o->idle_event;
 	p->skel->rodata->idle_class = o->idle_class;
+	bpf_map__set_max_entries(p->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
 	if (bpf_loader_load(p->skel->skeleton, "waitspan", o->target))
 		goto fail;
 	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "waitspan");

@@ -3,6 +3,7 @@
 #define DBTAP_BPF_WAITWORD_BPF_H
 
 #include "bpf/filter.bpf.h"
+#include "bpf/wait.h" /* struct wait_pidbits */
 
 /*
  * Where a backend's current wait event is: a pointer at wait_ptr_addr (the same address
@@ -50,6 +51,57 @@ static __always_inline long read_wait_event(void)
 	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(ptr + wait_field_off)))
 		return -1;
 	return ev;
+}
+
+/*
+ * The program runs at every context switch of the machine, and most are of tasks it
+ * does not trace: the first thing each does is look both tasks up here, one bit each,
+ * by thread id (wait_pidbits), with nothing else read or written for a task known to
+ * be untraced. A task is looked at with the filter once, at its first switch; its bits
+ * are cleared at its last, so that a reused id is looked at again. Ids above the
+ * pid_max the map was sized for go through the filter every time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* pid_max / 64, set before load */
+	__type(key, __u32);
+	__type(value, struct wait_pidbits);
+} pidbits SEC(".maps");
+
+#define TASK_DEAD_BIT 0x80 /* TASK_DEAD: the last switch of an exiting thread */
+
+/* Whether task t (thread id tid) is traced: its bits, or the filter the first time. */
+static __always_inline bool task_traced(struct task_struct *t, __u32 tid, bool dead)
+{
+	__u32 idx = tid / 64;
+	__u64 bit = 1ull << (tid % 64);
+	struct wait_pidbits *b = bpf_map_lookup_elem(&pidbits, &idx);
+	bool traced;
+
+	if (!b)
+		return filter_match_task(t);
+	if (b->known & bit) {
+		traced = b->traced & bit;
+	} else {
+		traced = filter_match_task(t);
+		/* other tasks' bits share the word, on other CPUs: atomic */
+		if (traced)
+			__sync_fetch_and_or(&b->traced, bit);
+		__sync_fetch_and_or(&b->known, bit);
+	}
+	if (dead) {
+		__sync_fetch_and_and(&b->known, ~bit);
+		__sync_fetch_and_and(&b->traced, ~bit);
+	}
+	return traced;
+}
+
+/* prev's state without a helper call: tp_btf arguments are read directly. */
+static __always_inline unsigned int prev_state_fast(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return ((struct task_struct___old *)t)->state;
 }
 
 #endif

@@ -45,9 +45,9 @@ test_expect_success 'steady pgbench, SIGUSR2, then 4 clients on a CPU-heavy stat
 	trace_start rec.json -v record --pg "$PGDATA" --keep 20s --post 2s --cooldown 120s \
 		--trigger "$trig" --max-mem 32M -o caps -j &&
 	bpf_objs_of $TRACE_PID >objs &&
-	steady_end=$((SECONDS + steady)) &&
+	sleep $steady &&
+	# at the end of the steady part: inside the --keep window of the SIGUSR2 capture
 	psql -XAtq -F " " -c "$sleeps_sql" -c "$sleeps_sql" >sl.out &&
-	sleep $((steady_end - SECONDS)) &&
 	kill -USR2 $TRACE_PID &&
 	wait_line rec.json "d[\"report\"] == \"capture\" and d[\"trigger\"] == \"SIGUSR2\"" &&
 	onset=$(date +%s.%N) &&
