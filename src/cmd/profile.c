@@ -47,6 +47,7 @@ struct profile_cmd {
 	bool reverse;
 	const char *out;      /* -o FILE.svg | FILE.folded */
 	int top;
+	bool sort_total;      /* --sort total: functions ranked by total share first */
 	struct prof_engine *e;
 	struct u64map prev;   /* key hash -> count at the last interval report */
 	bool failed;          /* -o could not be written */
@@ -56,7 +57,8 @@ struct profile_cmd {
 };
 
 enum {
-	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_FOLDED, OPT_REVERSE, OPT_EVENTS,
+	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_SORT, OPT_FOLDED, OPT_REVERSE,
+	OPT_EVENTS,
 };
 
 static const struct frame_opt profile_opts[] = {
@@ -76,6 +78,9 @@ static const struct frame_opt profile_opts[] = {
 	{ "user", OPT_USER, no_argument, NULL, "only the user part of the stacks" },
 	{ "kernel", OPT_KERNEL, no_argument, NULL, "only the kernel part of the stacks" },
 	{ "top", OPT_TOP, required_argument, "N", "functions listed per group (default 15)" },
+	{ "sort", OPT_SORT, required_argument, "self|total",
+	  "rank functions by self share (default; perf report --no-children)\n"
+	  "or by total share, the samples whose stacks hold them (--children)" },
 	{ "folded", OPT_FOLDED, no_argument, NULL,
 	  "folded stacks on stdout (FlameGraph's format) instead of the report" },
 	{ "output", 'o', required_argument, "FILE",
@@ -169,6 +174,14 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_TOP:
 		return top_opt(&c->top, arg, "functions");
+	case OPT_SORT:
+		if (strcmp(arg, "self") && strcmp(arg, "total")) {
+			error("bad --sort '%s'", arg);
+			hint("self (the samples in a function itself) or total (those whose stack holds it)");
+			return -1;
+		}
+		c->sort_total = !strcmp(arg, "total");
+		return 0;
 	case OPT_FOLDED:
 		c->folded = true;
 		return 0;
@@ -559,10 +572,12 @@ static void report_text(struct profile_cmd *c, const struct collected *col,
 		const struct group *g = &s.g[gi];
 		printf("\n  %s: %" PRIu64 " samples (%.1f%%)\n", stack_set_name(ss, g->name),
 		       g->samples, st->samples ? 100.0 * g->samples / st->samples : 0.0);
-		qsort(s.f, s.nf, sizeof(*s.f), cmp_self);
-		print_table(ss, s.f, s.nf, g->name, g->samples, top, false);
-		qsort(s.f, s.nf, sizeof(*s.f), cmp_total);
-		print_table(ss, s.f, s.nf, g->name, g->samples, top, true);
+		/* the --sort ranking first, the other one under it */
+		for (int pass = 0; pass < 2; pass++) {
+			bool by_total = pass ^ c->sort_total;
+			qsort(s.f, s.nf, sizeof(*s.f), by_total ? cmp_total : cmp_self);
+			print_table(ss, s.f, s.nf, g->name, g->samples, top, by_total);
+		}
 	}
 	if (!s.ng)
 		printf("\n  no samples\n");
@@ -593,16 +608,16 @@ static void report_text(struct profile_cmd *c, const struct collected *col,
 }
 
 static void json_funcs(struct json *j, const struct stack_set *ss, struct summary *s, uint32_t g,
-		       uint64_t gsamples, int top)
+		       uint64_t gsamples, int top, bool sort_total)
 {
-	/* the union of the top by self and the top by total */
+	/* the union of the top by self and the top by total, the --sort ranking first */
 	struct u64map in;
 	int shown = 0;
 
 	u64map_init(&in);
 	json_array_begin(j, "functions");
 	for (int pass = 0; pass < 2; pass++) {
-		qsort(s->f, s->nf, sizeof(*s->f), pass ? cmp_total : cmp_self);
+		qsort(s->f, s->nf, sizeof(*s->f), (pass ^ sort_total) ? cmp_total : cmp_self);
 		shown = 0;
 		for (size_t i = 0; i < s->nf && shown < top; i++) {
 			struct func *f = &s->f[i];
@@ -713,7 +728,7 @@ static void report_json(struct profile_cmd *c, const struct collected *col,
 			json_str(&j, "type", gname);
 		}
 		json_uint(&j, "samples", s.g[gi].samples);
-		json_funcs(&j, ss, &s, s.g[gi].name, s.g[gi].samples, top);
+		json_funcs(&j, ss, &s, s.g[gi].name, s.g[gi].samples, top, c->sort_total);
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -17,6 +17,7 @@ cat >inputs.tsv <<'ROWS'
 2	option	--by	count --by nosuch uprobe:/bin/true:main
 2	option	--per	stat --per nosuch
 2	option	--by	stat --by nosuch
+2	option	--sort	profile --sort children -p $SPID
 2	option	--max-probes	count --max-probes 0 'uprobe:/bin/true:*'
 2	option	--sort	wait --sort nosuch
 2	target	abc	doctor -p abc

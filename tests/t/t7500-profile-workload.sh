@@ -33,6 +33,8 @@ assert d[\"report\"] == \"summary\" and d[\"lost\"][\"total\"] == 0, d
 assert [t[\"type\"] for t in d[\"types\"]] == [\"profloop\"], d
 assert d[\"processes\"] == [{\"pid\": $pid, \"type\": \"profloop\", \"user\": None, \"database\": None,
                             \"samples\": d[\"samples\"]}], d
+# by self share first (the default --sort)
+assert [x[\"name\"] for x in d[\"types\"][0][\"functions\"][:2]] == [\"f_a\", \"f_b\"], d
 f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}
 assert f[\"main\"][\"total\"] == d[\"samples\"], f
 assert f[\"f_a\"][\"self\"] + f[\"f_b\"][\"self\"] == d[\"samples\"], f
@@ -162,6 +164,24 @@ print(sum(1 for e in ev if e[\"kernel_frames\"]), \"of\", len(ev), \"samples in 
 t = [e[\"time_s\"] for e in ev]
 assert t == sorted(t) and 0 <= t[0] and t[-1] <= s[\"duration_s\"], t
 " <p7.json
+'
+
+test_expect_success '--sort total: the functions every stack holds first, then those of the self ranking' '
+	profloop_start pl8.out &&
+	dbtap profile -p $PL_PID -F 499 -d 1 --user --top 3 --sort total -j >p8.json 2>p8.err &&
+	dbtap profile -p $PL_PID -F 499 -d 1 --user --top 3 --sort total >p8.txt 2>>p8.err &&
+	profloop_stop &&
+	json_py "
+f = d[\"types\"][0][\"functions\"]
+n = d[\"samples\"]
+# main, loop and the start code below main are in every stack
+assert n > 0 and [x[\"total\"] for x in f[:3]] == [n, n, n], f
+assert {\"main\", \"loop\"} <= {x[\"name\"] for x in f[:3]}, f
+# then the top of the self ranking not listed yet
+assert [x[\"name\"] for x in f[3:]] == [\"f_a\", \"f_b\"], f
+" <p8.json &&
+	grep "self%" p8.txt >heads &&
+	test "$(sed "s/.*  //" heads)" = "$(printf "function (by total)\nfunction")"
 '
 
 test_expect_success 'text report: self and total tables, frame pointers said' '
