@@ -41,7 +41,7 @@ struct serve_cmd {
 	const char *listen, *textfile, *user;
 	double rescan;
 	uint64_t next_tick, next_rescan;
-	int max_connections;
+	int max_connections, request_timeout;
 	bool bpf_stats;
 	struct pgmon_opts mo;
 	struct expo_buckets buckets;
@@ -59,7 +59,7 @@ struct serve_cmd {
 
 enum {
 	OPT_LISTEN = FRAME_KEY_LONG, OPT_COLLECT, OPT_TEXTFILE, OPT_MAX_SERIES, OPT_BUCKETS,
-	OPT_USER, OPT_RESCAN, OPT_MAX_CONN, OPT_NO_STATS,
+	OPT_USER, OPT_RESCAN, OPT_MAX_CONN, OPT_NO_STATS, OPT_REQ_TIMEOUT,
 };
 
 static const struct frame_opt serve_opts[] = {
@@ -87,6 +87,9 @@ static const struct frame_opt serve_opts[] = {
 	  "2); 0: never, and keep no capability but CAP_BPF" },
 	{ "max-connections", OPT_MAX_CONN, required_argument, "N",
 	  "HTTP connections served at once (default 64)" },
+	{ "request-timeout", OPT_REQ_TIMEOUT, required_argument, "SECS",
+	  "a connection whose request is not in within SECS (from its\n"
+	  "start or its previous answer) is closed (default 10)" },
 	{ "no-bpf-stats", OPT_NO_STATS, no_argument, NULL,
 	  "leave the kernel's BPF run-time statistics off" },
 	FRAME_OPTS_GLOBAL,
@@ -225,6 +228,8 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return seconds_opt(arg, "--rescan", true, &c->rescan);
 	case OPT_MAX_CONN:
 		return positive_int(arg, "--max-connections", 4096, &c->max_connections);
+	case OPT_REQ_TIMEOUT:
+		return positive_int(arg, "--request-timeout", 3600, &c->request_timeout);
 	case OPT_NO_STATS:
 		c->bpf_stats = false;
 		return 0;
@@ -392,7 +397,7 @@ static void own_metrics(struct serve_cmd *c, struct expo *e, double read_s)
 		expo_family(e, "dbtap_http_connections", EXPO_COUNTER, NULL, "HTTP connections accepted");
 		expo_u64(e, NULL, 0, hs->connections);
 		expo_family(e, "dbtap_http_connections_cut", EXPO_COUNTER, NULL,
-			    "HTTP connections closed because no full request came within 10 s");
+			    "HTTP connections closed because no full request came within --request-timeout");
 		expo_u64(e, NULL, 0, hs->cut);
 	}
 	expo_family(e, "dbtap_bpf_stats_enabled", EXPO_GAUGE, NULL,
@@ -535,6 +540,7 @@ int cmd_serve(int argc, char **argv)
 		.listen = "127.0.0.1:9187",
 		.rescan = 2,
 		.max_connections = 64,
+		.request_timeout = 10,
 		.bpf_stats = true,
 		.stats_fd = -1,
 		.mo = { .collect = COLLECT_DEFAULT, .max_series = 100 },
@@ -557,7 +563,8 @@ int cmd_serve(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct http_opts ho = {
-		.listen = c.listen, .max_connections = c.max_connections, .timeout_s = 10,
+		.listen = c.listen, .max_connections = c.max_connections,
+		.timeout_s = c.request_timeout,
 		.metrics = write_metrics, .ctx = &c,
 	};
 	c.http = http_server_open(&ho);

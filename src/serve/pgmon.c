@@ -782,8 +782,11 @@ void pgmon_read(struct pgmon *m)
 		read_statements(m);
 	if (m->wait)
 		read_waits(m);
-	if (m->o.collect & COLLECT_STAT)
-		read_stat(m);
+	/*
+	 * The software counters are not read here: they come from /proc once a second
+	 * (pgmon_tick), and finding the cluster's processes walks all of /proc, which cost a
+	 * scrape several milliseconds on a busy host.
+	 */
 }
 
 /* XIDs a second over the window, -1 before two samples a second apart. */

@@ -18,7 +18,9 @@ test_expect_success 'bad options: exit 2, the input named, a hint' '
 	test_expect_code 2 dbtap serve --textfile /nonexistent 2>e6 &&
 	test_grep "is not a directory" e6 &&
 	test_expect_code 2 dbtap serve stray 2>e7 &&
-	test_grep "unexpected argument .stray." e7
+	test_grep "unexpected argument .stray." e7 &&
+	test_expect_code 2 dbtap serve --request-timeout 0 2>e9 &&
+	test_grep "bad --request-timeout .0." e9 && test_grep "^hint: .*whole number" e9
 '
 
 test_expect_success 'a port in use: exit 1 with a hint, nothing left listening' '
@@ -321,6 +323,32 @@ test_expect_success 'capabilities: all but BPF, PERFMON, SYS_PTRACE, DAC_READ_SE
 	grep "^NoNewPrivs:" /proc/$SERVE_PID/status | grep -q 1
 '
 
+test_expect_success 'BPF run time: each program'"'"'s run_cnt and run_time_ns as bpftool reads them' '
+	pgbench -n -f one.sql -c 1 -t 100 bench >/dev/null 2>&1 &&
+	for id in $(progs_of $SERVE_PID); do bpftool -j prog show id $id; echo; done >before.json &&
+	scrape bpf.txt &&
+	for id in $(progs_of $SERVE_PID); do bpftool -j prog show id $id; echo; done >after.json &&
+	metrics_py "
+import json
+def load(f):
+    return {p[\"name\"]: p for p in map(json.loads, filter(str.strip, open(f)))}
+b, a = load(\"before.json\"), load(\"after.json\")
+n = 0
+for name, l, v in m:
+    if name not in (\"dbtap_bpf_runs_total\", \"dbtap_bpf_run_seconds_total\") or l[\"cluster\"] != \"$cluster\":
+        continue
+    p = l[\"program\"][:15]
+    key, got = (\"run_cnt\", v) if name == \"dbtap_bpf_runs_total\" else (\"run_time_ns\", round(v * 1e9))
+    # the kernel counts on between the reads (other servers run the same binary)
+    assert b[p].get(key, 0) <= got <= a[p].get(key, 0), (name, p, b[p].get(key), got, a[p].get(key))
+    n += 1
+# the transaction probes ran: 100 transactions, a start and a commit each
+assert get(\"dbtap_bpf_runs_total\", cluster=\"$cluster\", program=\"tx_multi\") >= 200, m
+assert get(\"dbtap_bpf_run_seconds_total\", cluster=\"$cluster\", program=\"tx_multi\") > 0
+assert n >= 6, n
+" <bpf.txt
+'
+
 test_expect_success 'SIGTERM: exit 0, none of its BPF programs left' '
 	progs_of $SERVE_PID >ids.txt &&
 	test $(wc -l <ids.txt) -ge 3 &&
@@ -344,7 +372,7 @@ test_expect_success '--max-series 2: two statement series, the rest in other, no
 c = dict(cluster=\"$cluster\")
 st = [l[\"statement\"] for n, l, v in m if n == \"dbtap_statement_seconds_count\"]
 assert len(st) == 3 and st[-1] == \"other\", st
-assert total(\"dbtap_statement_seconds_count\", **c) == get(\"dbtap_statement_duration_seconds_count\", **c)
+assert total(\"dbtap_statement_seconds_count\", **c) == total(\"dbtap_statement_duration_seconds_count\", **c)
 assert get(\"dbtap_statement_seconds_count\", statement=\"other\", **c) >= 2, m
 # no tps collector asked for: no transaction series
 assert not pick(\"dbtap_transactions_total\"), m
@@ -375,11 +403,24 @@ assert total(\"dbtap_transaction_duration_seconds_count\", **c) == 32 + 22 + 12
 	serve_stop
 '
 
-test_expect_success '--textfile: DIR/dbtap.prom written by rename, promtool-clean' '
+test_expect_success '--textfile: DIR/dbtap.prom written by rename, never seen half-written' '
 	mkdir tf &&
 	serve_start tf.err --pg "$PGDATA" --textfile tf -i 0.2 --collect watch &&
 	for i in $(seq 1 50); do test -s tf/dbtap.prom && break; sleep 0.1; done &&
-	sleep 0.5 &&
+	# a reader as node_exporter is: every read a whole file, each write a new inode
+	python3 -c "
+import os, time
+inodes, reads, t0 = set(), 0, time.time()
+while time.time() - t0 < 3:
+    with open(\"tf/dbtap.prom\") as f:
+        inodes.add(os.fstat(f.fileno()).st_ino)
+        s = f.read()
+    assert s.startswith(\"# HELP \") and s.endswith(\"} 1\\n\"), s[-200:]
+    assert s.splitlines()[-1].startswith(\"dbtap_build_info{\"), s[-200:]
+    reads += 1
+print(reads, \"reads,\", len(inodes), \"files\")
+assert reads > 100 and len(inodes) >= 3, (reads, len(inodes))
+" &&
 	promtool check metrics <tf/dbtap.prom &&
 	test_grep "^dbtap_xids_assigned_total{" tf/dbtap.prom &&
 	serve_stop &&
@@ -395,8 +436,47 @@ test_expect_success 'every address: a warning says so; 127.0.0.1 is the default'
 	serve_start all.err --pg "$PGDATA" --listen 0.0.0.0:0 --collect watch &&
 	test_grep "^warning: listening on every address (0.0.0.0:" all.err &&
 	serve_stop &&
+	serve_start any.err --pg "$PGDATA" --listen :0 --collect watch &&
+	test_grep "^warning: listening on every address (" any.err &&
+	serve_stop &&
 	serve_start lo.err --pg "$PGDATA" --collect watch &&
 	test_must_fail grep -q "^warning: listening on every address" lo.err &&
+	serve_stop
+'
+
+# The next transaction id without assigning one: xmax of the current snapshot.
+next_xid() {
+	pg_sql "select pg_snapshot_xmax(pg_current_snapshot())"
+}
+
+test_expect_success 'XID wraparound horizon: +Inf while no XID is assigned, then XIDs left / rate' '
+	t0=$(date +%s.%N) &&
+	serve_start h.err --pg "$PGDATA" --collect watch &&
+	x0=$(next_xid) &&
+	sleep 2.2 &&
+	scrape h0.txt &&
+	x1=$(next_xid) &&
+	echo "select txid_current();" >xid.sql &&
+	pgbench -n -f xid.sql -c 1 -t 300 bench >/dev/null 2>&1 &&
+	sleep 1.2 &&
+	scrape h1.txt &&
+	x2=$(next_xid) &&
+	t1=$(date +%s.%N) &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+if $x1 == $x0:
+    assert get(\"dbtap_xid_wraparound_horizon_seconds\", **c) == float(\"inf\"), m
+" <h0.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+h, stop = get(\"dbtap_xid_wraparound_horizon_seconds\", **c), get(\"dbtap_xids_until_stop\", **c)
+# the rate is over the samples since serve started (under a minute): the XIDs
+# assigned between them, at least the 300, over at most the time serve has run
+assigned = $x2 - $x0
+assert 300 <= assigned <= 300 + 5, assigned
+print(\"horizon\", h, \"s; until stop\", stop, \"; at most\", stop * ($t1 - $t0) / 300)
+assert 0 < h <= stop * ($t1 - $t0) / 300, (h, stop)
+" <h1.txt &&
 	serve_stop
 '
 
