@@ -620,7 +620,8 @@ static int groups_make(struct wait_cmd *c, struct rows *rs, struct group **out)
 	*out = g;
 	if (!g)
 		return 0;
-	qsort(rs->r, rs->n, sizeof(*rs->r), cmp_row_group);
+	if (rs->n)
+		qsort(rs->r, rs->n, sizeof(*rs->r), cmp_row_group);
 	for (int i = 0; i < rs->n; i++) {
 		if (!ng || !same_group(c, &rs->r[g[ng - 1].first], &rs->r[i]))
 			g[ng++].first = i;
@@ -834,8 +835,11 @@ static void report(void *ctx, const struct frame_report *fr)
 		if (rs.r[i].ns || rs.r[i].count)
 			rs.r[m++] = rs.r[i];
 	rs.n = m;
-	qsort(rs.r, rs.n, sizeof(*rs.r), cmp_row);
-	qsort(idle.r, idle.n, sizeof(*idle.r), cmp_row);
+	/* an empty set has no array at all: qsort is not given NULL */
+	if (rs.n)
+		qsort(rs.r, rs.n, sizeof(*rs.r), cmp_row);
+	if (idle.n)
+		qsort(idle.r, idle.n, sizeof(*idle.r), cmp_row);
 	for (int i = 0; i < cur.np; i++)
 		nproc += cur.p[i].wall_ns > 0;
 	wait_probe_drops(c->wp, &d);
