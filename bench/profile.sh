@@ -3,6 +3,10 @@
 # is, and how it compares with `perf record -g` + `perf script` on the same load.
 #
 #	bench/profile.sh [ROUNDS [SECS]]    default 3 rounds of 10 s per mode
+#	bench/profile.sh --versus [RUNS [SECS]]
+#	                                    only the side by side with perf, RUNS times at
+#	                                    99 and 999 Hz (default 3), then every run's
+#	                                    samples pooled per frequency
 #
 # One throwaway cluster under pgbench -S -M prepared -c 2 -j 2 (select-only: the most
 # transactions, so the sampling's share of the work is the largest). Prints, all
@@ -19,6 +23,8 @@
 #     sampling to a folded file, peak RSS, and the top 20 functions by self share of
 #     the cluster's processes in perf's profile against dbtap's (points apart).
 # Ratios and side-by-side figures, never absolute targets: machines differ.
+VERSUS=0
+[ "$1" = --versus ] && { VERSUS=1; shift; }
 ROUNDS=${1:-3}
 SECS=${2:-10}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
@@ -29,11 +35,11 @@ command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1;
 pg_start bench "autovacuum = off" || exit 1
 pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
 cd "$TRASH" || exit 1
-export ROUNDS SECS PG_PID PGDATA ROOT DBTAP
+export VERSUS ROUNDS SECS PG_PID PGDATA ROOT DBTAP
 exec python3 - <<'PY'
 import json, os, re, signal, subprocess, sys, time
 
-ROUNDS, SECS = int(os.environ["ROUNDS"]), float(os.environ["SECS"])
+VERSUS, ROUNDS, SECS = int(os.environ["VERSUS"]), int(os.environ["ROUNDS"]), float(os.environ["SECS"])
 PG_PID, PGDATA, DBTAP, ROOT = int(os.environ["PG_PID"]), os.environ["PGDATA"], os.environ["DBTAP"], os.environ["ROOT"]
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -74,6 +80,113 @@ def stop(p):
     _, status, ru = os.wait4(p.pid, 0)
     p.returncode = status
     return time.monotonic() - t0, ru
+
+# --- beside perf --------------------------------------------------------------------------
+def versus_perf(freq):
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-F", str(freq), "-a", "-o", "perf.data"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fold = open("dbtap.folded", "w")
+    dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", str(freq), "--by", "pid", "--folded"], stdout=fold)
+    time.sleep(0.5)
+    bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(SECS / 2)
+    def parent(p):
+        try:
+            return int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None   # gone in between
+    pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and parent(p) == PG_PID}
+    bench.wait()
+    # both end together; the CPU each spends from here on is its end-to-folded cost
+    cpu_pr0, cpu_d0 = proc_cpu(perf.pid), proc_cpu(dt.pid)
+    t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
+    t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
+    _, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
+    fold.close()
+    _, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
+    t0 = time.monotonic()
+    ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # folding perf script's output, as stackcollapse-perf does (the same work in its place)
+    stacks, cur, who = {}, [], None
+    for line in ps.stdout:
+        if not line.strip():
+            if who is not None and cur:
+                k = (who, ";".join(reversed(cur)))
+                stacks[k] = stacks.get(k, 0) + 1
+            cur, who = [], None
+            continue
+        if not line[0].isspace():
+            m = re.match(r"\S+\s+(\d+)/(\d+)", line)
+            who = int(m.group(1)) if m else None
+            continue
+        parts = line.split(None, 1)
+        cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+    _, _, ru_ps = os.wait4(ps.pid, 0)
+    with open("perf.folded", "w") as f:
+        for (pid, s), n in sorted(stacks.items()):
+            f.write("%d;%s %d\n" % (pid, s, n))
+    end_ps = time.monotonic() - t0
+    perf_end = end_pr + end_ps
+    cpu_d = ru_cpu(ru_d) - cpu_d0
+    cpu_p = ru_cpu(ru_pr) - cpu_pr0 + ru_cpu(ru_ps)
+    print("at %d Hz, end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
+          (freq, end_d, perf_end, perf_end / end_d))
+    print("  CPU time of that: dbtap %.3f s, perf record + perf script %.3f s (%.1fx; the folding in"
+          " Python not counted)" % (cpu_d, cpu_p, cpu_p / cpu_d if cpu_d > 0 else float("inf")))
+    print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
+          (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
+
+    td, sd = selfshare("dbtap.folded", lambda g: True)
+    tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
+    return td, sd, tp, sp
+
+def selfshare(path, keep):
+    """Samples, and samples by leaf frame, of the stacks whose root keep() takes."""
+    tot, by = 0, {}
+    for line in open(path):
+        frames, _, n = line.rstrip("\n").rpartition(" ")
+        f = frames.split(";")
+        if not keep(f[0]):
+            continue
+        n = int(n)
+        tot += n
+        by[f[-1]] = by.get(f[-1], 0) + n
+    return tot, by
+
+def compare(td, sd, tp, sp):
+    """Prints perf's top 20 named functions by self share beside dbtap's; the largest gap."""
+    print("samples of the cluster: dbtap %d, perf %d" % (td, tp))
+    top = [k for k, _ in sorted(sp.items(), key=lambda x: -x[1]) if not k.startswith("[")][:20]
+    worst = 0
+    print("%-40s %8s %8s %7s %6s" % ("top 20 by self share (perf)", "perf %", "dbtap %", "diff", "sigma"))
+    for k in top:
+        a, b = sp[k] / tp, sd.get(k, 0) / td
+        # two independent samplers: a share p of n samples has a standard deviation of
+        # sqrt(p(1-p)/n) in each; the difference's is the root of their squares' sum
+        sig = (a * (1 - a) / tp + a * (1 - a) / td) ** 0.5
+        worst = max(worst, abs(a - b))
+        print("%-40.40s %8.2f %8.2f %+7.2f %6.1f" % (k, 100 * a, 100 * b, 100 * (b - a),
+                                                    abs(b - a) / sig if sig else 0))
+    print("largest difference: %.2f points (goal: within 2); sampling noise (2 sigma) for a 5 %% share: %.2f points" %
+          (100 * worst, 100 * 2 * (0.05 * 0.95 * (1 / td + 1 / tp)) ** 0.5))
+    return 100 * worst
+
+if VERSUS:
+    for freq in (99, 999):
+        runs = [versus_perf(freq) for _ in range(ROUNDS)]
+        worst = [compare(*r) for r in runs]
+        pool = [0, {}, 0, {}]
+        for r in runs:
+            for i in (0, 2):
+                pool[i] += r[i]
+                for k, n in r[i + 1].items():
+                    pool[i + 1][k] = pool[i + 1].get(k, 0) + n
+        print("\n== at %d Hz, %d runs: largest differences %s points; all runs pooled:" %
+              (freq, ROUNDS, ", ".join("%.2f" % w for w in worst)))
+        compare(*pool)
+    sys.exit(0)
 
 # --- cost to the server ---------------------------------------------------------------
 res = {"none": [], "99": [], "999": []}
@@ -153,92 +266,8 @@ d = json.loads(out.stdout.strip().splitlines()[-1])
 print("stacktree: %d samples, %d distinct stacks (%d kernel keys) named in %.0f ms (%.0f ms CPU)" %
       (d["samples"], d["stacks"], d["kernel_keys"], d["symbolize_us"] / 1000, d["symbolize_cpu_us"] / 1000))
 
-# --- beside perf --------------------------------------------------------------------------
-def versus_perf(freq):
-    perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", str(freq), "-a", "-o", "perf.data"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    fold = open("dbtap.folded", "w")
-    dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", str(freq), "--by", "pid", "--folded"], stdout=fold)
-    time.sleep(0.5)
-    bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(SECS / 2)
-    def parent(p):
-        try:
-            return int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return None   # gone in between
-    pids = {PG_PID} | {int(p) for p in os.listdir("/proc") if p.isdigit() and parent(p) == PG_PID}
-    bench.wait()
-    # both end together; the CPU each spends from here on is its end-to-folded cost
-    cpu_pr0, cpu_d0 = proc_cpu(perf.pid), proc_cpu(dt.pid)
-    t_perf = time.monotonic(); perf.send_signal(signal.SIGINT)
-    t_dbtap = time.monotonic(); dt.send_signal(signal.SIGINT)
-    _, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
-    fold.close()
-    _, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
-    t0 = time.monotonic()
-    ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    # folding perf script's output, as stackcollapse-perf does (the same work in its place)
-    stacks, cur, who = {}, [], None
-    for line in ps.stdout:
-        if not line.strip():
-            if who is not None and cur:
-                k = (who, ";".join(reversed(cur)))
-                stacks[k] = stacks.get(k, 0) + 1
-            cur, who = [], None
-            continue
-        if not line[0].isspace():
-            m = re.match(r"\S+\s+(\d+)/(\d+)", line)
-            who = int(m.group(1)) if m else None
-            continue
-        parts = line.split(None, 1)
-        cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
-    _, _, ru_ps = os.wait4(ps.pid, 0)
-    with open("perf.folded", "w") as f:
-        for (pid, s), n in sorted(stacks.items()):
-            f.write("%d;%s %d\n" % (pid, s, n))
-    end_ps = time.monotonic() - t0
-    perf_end = end_pr + end_ps
-    cpu_d = ru_cpu(ru_d) - cpu_d0
-    cpu_p = ru_cpu(ru_pr) - cpu_pr0 + ru_cpu(ru_ps)
-    print("at %d Hz, end of sampling -> folded file: dbtap %.2f s, perf record + perf script + folding %.2f s (%.1fx)" %
-          (freq, end_d, perf_end, perf_end / end_d))
-    print("  CPU time of that: dbtap %.3f s, perf record + perf script %.3f s (%.1fx; the folding in"
-          " Python not counted)" % (cpu_d, cpu_p, cpu_p / cpu_d if cpu_d > 0 else float("inf")))
-    print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
-          (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
 
-    def selfshare(path, keep):
-        tot, by = 0, {}
-        for line in open(path):
-            frames, _, n = line.rstrip("\n").rpartition(" ")
-            f = frames.split(";")
-            if not keep(f[0]):
-                continue
-            n = int(n)
-            tot += n
-            by[f[-1]] = by.get(f[-1], 0) + n
-        return tot, by
-
-    td, sd = selfshare("dbtap.folded", lambda g: True)
-    tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
-    print("samples of the cluster: dbtap %d, perf %d" % (td, tp))
-    top = [k for k, _ in sorted(sp.items(), key=lambda x: -x[1]) if not k.startswith("[")][:20]
-    worst = 0
-    print("%-40s %8s %8s %7s" % ("top 20 by self share (perf)", "perf %", "dbtap %", "diff"))
-    for k in top:
-        a, b = 100 * sp[k] / tp, 100 * sd.get(k, 0) / td
-        worst = max(worst, abs(a - b))
-        print("%-40.40s %8.2f %8.2f %+7.2f" % (k, a, b, b - a))
-    # two independent samplers: a share p of n samples has a standard deviation of
-    # sqrt(p(1-p)/n) in each, so differences within about 2 sigma are sampling noise
-    print("largest difference: %.2f points (goal: within 2); sampling noise for a 5 %% share: %.2f points" %
-          (worst, 100 * 2 * (0.05 * 0.95 * (1 / td + 1 / tp)) ** 0.5))
-
-
-versus_perf(99)
+compare(*versus_perf(99))
 # the same side by side with ten times the samples: the shares' sampling noise shrinks
-versus_perf(999)
+compare(*versus_perf(999))
 PY
