@@ -250,14 +250,29 @@ static bool run_check(void *arg)
 	return true;
 }
 
+/*
+ * Seconds since the start at t, in whole microseconds: the precision the reports print
+ * (docs/json.md), so that every figure a command derives from a span (rates, ratios)
+ * uses the span it prints, and spans taken from these add up exactly.
+ */
+static uint64_t since_start_us(const struct frame *f, uint64_t t)
+{
+	return t > f->rl.start_ns ? (t - f->rl.start_ns + 500) / 1000 : 0;
+}
+
+static double since_start_s(const struct frame *f, uint64_t t)
+{
+	return since_start_us(f, t) / 1e6;
+}
+
 /* An interval report up to now: the span since the previous one. */
 static void report_interval(struct run_state *st, uint64_t now)
 {
 	struct frame *f = st->f;
 	struct frame_report r = {
 		.kind = FRAME_INTERVAL,
-		.time_s = (now - f->rl.start_ns) / 1e9,
-		.span_s = (now - f->rl.last_ns) / 1e9,
+		.time_s = since_start_s(f, now),
+		.span_s = (since_start_us(f, now) - since_start_us(f, f->rl.last_ns)) / 1e6,
 	};
 
 	f->rl.last_ns = now;
@@ -311,8 +326,8 @@ int frame_run(struct frame *f, const struct frame_ops *ops, void *ctx)
 		report_interval(&st, end);
 	struct frame_report r = {
 		.kind = FRAME_SUMMARY,
-		.time_s = (end - f->rl.start_ns) / 1e9,
-		.span_s = (end - f->rl.start_ns) / 1e9,
+		.time_s = since_start_s(f, end),
+		.span_s = since_start_s(f, end),
 		.end = f->end,
 	};
 	ops->report(ctx, &r);
