@@ -7,6 +7,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/pgmark.h"
+#include "bpf/dropstats.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,20 +41,7 @@ struct {
 	__type(value, struct pgmark_hist);
 } hists SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PGMARK_ST_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 i)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &i);
-
-	if (v)
-		(*v)++;
-}
+DBTAP_STATS_MAP(PGMARK_ST_MAX)
 
 static __always_inline void hist_put(__u32 which, __u64 d)
 {

@@ -6,6 +6,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/profile.h"
+#include "bpf/dropstats.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -74,20 +75,7 @@ struct {
 	__type(value, struct profile_stack);
 } scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROFILE_ST_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 i)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &i);
-
-	if (v)
-		(*v)++;
-}
+DBTAP_STATS_MAP(PROFILE_ST_MAX)
 
 #if defined(__TARGET_ARCH_x86)
 /*

@@ -6,6 +6,7 @@
 
 #include "bpf/waitword.bpf.h"
 #include "bpf/waitspan.h"
+#include "bpf/dropstats.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -29,20 +30,7 @@ struct {
 	__type(value, struct waitspan_thread);
 } threads SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, WAITSPAN_ST_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 i)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &i);
-
-	if (v)
-		(*v)++;
-}
+DBTAP_STATS_MAP(WAITSPAN_ST_MAX)
 
 /*
  * prev leaves the CPU (it is still the current task: its memory is readable). An
