@@ -33,20 +33,39 @@ jitloop_stop() {
 }
 test_atexit jitloop_stop
 
+# Every stack is main -> jit_driver -> the JIT code, named as the test expects, or
+# main -> jit_driver alone: a sample of the driver loop itself. Those land at the
+# instruction after the call returns (the return stalls the pipeline) more often
+# than its share of instructions says: about 3 in 1,000 samples at load 4. They
+# must stay rare, and no other shape (an unnamed JIT frame, a lost caller) passes.
+JIT_STACKS_PY='
+def check_jit_stacks(stacks, is_jit_leaf):
+    assert stacks
+    total = driver = 0
+    for f, c in stacks:
+        total += c
+        below = f[f.index("main"):]
+        if below == ["main", "jit_driver"]:
+            driver += c
+            continue
+        assert below[:-1] == ["main", "jit_driver"] and is_jit_leaf(below[-1]), f
+    assert driver <= total // 20, (driver, total)
+'
+
 test_expect_success 'a perf map names the JIT function; the stack goes on below it' '
 	jitloop_start j1.out map &&
 	test -s /tmp/perf-$JL_PID.map &&
 	dbtap profile -p $JL_PID -d 2 --user -o j1.folded -j >j1.json 2>j1.err &&
 	jitloop_stop &&
-	folded_py "
-assert stacks
-for f, c in stacks:
-    assert f[f.index(\"main\"):] == [\"main\", \"jit_driver\", \"jit_hot_loop\"], f
+	folded_py "$JIT_STACKS_PY
+check_jit_stacks(stacks, lambda leaf: leaf == \"jit_hot_loop\")
 " <j1.folded &&
 	json_py "
 f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}
 assert f[\"jit_hot_loop\"][\"kind\"] == \"jit\", f
-assert f[\"jit_hot_loop\"][\"self\"] == d[\"samples\"], (f, d[\"samples\"])
+driver = f[\"jit_driver\"][\"self\"] if \"jit_driver\" in f else 0
+assert f[\"jit_hot_loop\"][\"self\"] + driver == d[\"samples\"], (f, d[\"samples\"])
+assert driver <= d[\"samples\"] // 20, (f, d[\"samples\"])
 " <j1.json
 '
 
@@ -57,10 +76,8 @@ test_expect_success 'a jitdump file the process mapped names the JIT function' '
 	grep -q "jit-$JL_PID.dump" /proc/$JL_PID/maps &&
 	dbtap profile -p $JL_PID -d 2 --user --folded >j2.folded 2>j2.err &&
 	jitloop_stop &&
-	folded_py "
-assert stacks
-for f, c in stacks:
-    assert f[f.index(\"main\"):] == [\"main\", \"jit_driver\", \"jitdump_hot_loop\"], f
+	folded_py "$JIT_STACKS_PY
+check_jit_stacks(stacks, lambda leaf: leaf == \"jitdump_hot_loop\")
 " <j2.folded
 '
 
@@ -69,14 +86,13 @@ test_expect_success 'without a map the JIT frames are kept, as their addresses' 
 	rm -f /tmp/perf-$JL_PID.map &&
 	dbtap profile -p $JL_PID -d 2 --user --folded >j3.folded 2>j3.err &&
 	jitloop_stop &&
-	folded_py "
+	folded_py "$JIT_STACKS_PY
 import re
 addr = int(\"$JL_ADDR\", 16)
-assert stacks
-for f, c in stacks:
-    assert f[f.index(\"main\"):-1] == [\"main\", \"jit_driver\"], f
-    m = re.fullmatch(r\"\\[anon:0x([0-9a-f]+)\\]\", f[-1])
-    assert m and addr <= int(m.group(1), 16) < addr + 15, (f[-1], hex(addr))
+def at_jit_code(leaf):
+    m = re.fullmatch(r\"\\[anon:0x([0-9a-f]+)\\]\", leaf)
+    return bool(m) and addr <= int(m.group(1), 16) < addr + 15
+check_jit_stacks(stacks, at_jit_code)
 " <j3.folded
 '
 
