@@ -57,7 +57,7 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	TARGET_FILTER_RODATA(lp->skel, o->target);
 	HISTREC_RODATA(lp->skel, o->hist);
 	lp->skel->rodata->raw_text = o->raw;
-	SLOTHIST_RODATA(lp->skel, o->slot_bounds, o->query ? o->nslot_bounds : 0);
+	SLOTHIST_RODATA(lp->skel, o->slot_bounds, o->query ? o->nslot_bounds : 0, o->bk_titles);
 	bpf_map__set_max_entries(lp->skel->maps.stmt_hists,
 				 o->query && o->nslot_bounds > 0 && o->stmt_hists > 0 ?
 				 (__u32)o->stmt_hists : 1);
@@ -113,6 +113,11 @@ int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, in
 int lat_probe_bk_hists_fd(const struct lat_probe *lp)
 {
 	return bpf_map__fd(lp->skel->maps.bk_hists);
+}
+
+int lat_probe_bk_titles_fd(const struct lat_probe *lp)
+{
+	return bpf_map__fd(lp->skel->maps.bk_titles);
 }
 
 int lat_probe_stmt_hists_fd(const struct lat_probe *lp)

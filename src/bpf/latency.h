@@ -67,6 +67,7 @@ struct lat_probe_opts {
 	const uint32_t *slot_bounds;
 	int nslot_bounds;
 	int stmt_hists;          /* statement keys given a histogram */
+	bool bk_titles;          /* each backend's title beside its histogram (no tps to say it) */
 };
 
 /* NULL with an error and a hint printed; nothing stays attached then. */
@@ -86,6 +87,8 @@ int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, in
 /* serve: per-backend (struct bk_hkey) and per-statement (__u64, per CPU) slot histograms. */
 int lat_probe_bk_hists_fd(const struct lat_probe *lp);
 int lat_probe_stmt_hists_fd(const struct lat_probe *lp);
+/* With bk_titles: the backends' titles (struct bk_hkey -> struct slothist_title). */
+int lat_probe_bk_titles_fd(const struct lat_probe *lp);
 int lat_probe_ncpus(const struct lat_probe *lp);
 int lat_probe_hist_drops(const struct lat_probe *lp, struct slothist_drops *out);
 void lat_probe_destroy(struct lat_probe *lp);

@@ -7,6 +7,8 @@
 /* Set before load: off for the commands that print their own histograms. */
 const volatile bool slothist_on = false;
 const volatile __u8 slothist_table[LL_BUCKETS];
+/* Set before load: each backend's title in bk_titles, made with its histogram. */
+const volatile bool slothist_titles = false;
 
 /* The value a new entry starts from: a slot_hist is too large for the BPF stack. */
 struct {
@@ -35,6 +37,19 @@ struct {
 	__type(key, struct bk_hkey);
 	__type(value, struct slot_hist);
 } bk_hists SEC(".maps");
+
+/*
+ * Per backend, beside bk_hists and under the same key: the process title when the
+ * backend's histogram was made, so a backend that exits before user space reads the
+ * map keeps its database, user and type. Deleted by user space with the histogram.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct bk_hkey);
+	__type(value, struct slothist_title);
+} bk_titles SEC(".maps");
 
 static __always_inline void slothist_drop(__u32 why)
 {
@@ -84,7 +99,19 @@ static __always_inline void slothist_backend(__u32 tid, __u64 born, __u64 d)
 
 	if (!slothist_on)
 		return;
-	h = slothist_get(&bk_hists, &k, SLOTHIST_DROP_BACKEND);
+	h = bpf_map_lookup_elem(&bk_hists, &k);
+	if (!h) {
+		h = slothist_get(&bk_hists, &k, SLOTHIST_DROP_BACKEND);
+		/* the backend's first event: its title once, a full map only costs the label */
+		if (h && slothist_titles) {
+			struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+			unsigned long arg = BPF_CORE_READ(task, mm, arg_start);
+			struct slothist_title t = {};
+
+			bpf_probe_read_user_str(t.title, sizeof(t.title), (void *)arg);
+			bpf_map_update_elem(&bk_titles, &k, &t, BPF_NOEXIST);
+		}
+	}
 	if (h)
 		slothist_add(h, d);
 }

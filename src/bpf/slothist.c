@@ -75,6 +75,14 @@ int slothist_take(int fd, const void *key, struct slot_hist *out)
 	return 0;
 }
 
+int slothist_title_read(int fd, const void *key, struct slothist_title *out)
+{
+	if (bpf_map_lookup_elem(fd, key, out))
+		return -1;
+	out->title[sizeof(out->title) - 1] = '\0';
+	return 0;
+}
+
 int slothist_drops_read(int fd, int ncpus, struct slothist_drops *out)
 {
 	int per = ncpus > 0 ? ncpus : 1;

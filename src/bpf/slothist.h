@@ -25,6 +25,16 @@ struct bk_hkey {
 	__u64 born;
 };
 
+/*
+ * A backend's process title as its first timed event saw it (PostgreSQL writes
+ * "postgres: USER DB HOST ..." in the argv area): its label set once it has exited.
+ */
+#define SLOTHIST_TITLE_LEN 96
+
+struct slothist_title {
+	char title[SLOTHIST_TITLE_LEN];
+};
+
 /* Why a duration is in no histogram: the map of that kind was full. */
 enum { SLOTHIST_DROP_BACKEND, SLOTHIST_DROP_KEYED, SLOTHIST_NDROPS };
 
@@ -48,6 +58,11 @@ int slothist_dump(int fd, size_t key_size, int ncpus, void **keys, struct slot_h
  * whose entry nobody writes any more. 0, or -1 when there is none.
  */
 int slothist_take(int fd, const void *key, struct slot_hist *out);
+/*
+ * The title kept for key (a struct bk_hkey) in a title map into out (NUL-terminated,
+ * as read from the traced process: not trusted further); 0, or -1 when there is none.
+ */
+int slothist_title_read(int fd, const void *key, struct slothist_title *out);
 /* The drop counters of a program (a per-CPU array of one), summed. 0 or -1. */
 int slothist_drops_read(int fd, int ncpus, struct slothist_drops *out);
 /* Durations counted in h: the sum of its slots. */
@@ -55,9 +70,11 @@ uint64_t slothist_count(const struct slot_hist *h);
 
 /*
  * slothist.bpf.h's configuration, before load: on with nbounds > 0 bounds (their
- * log-linear indexes), else off with its backend map cut to one entry.
+ * log-linear indexes), else off with its backend map cut to one entry; titles: each
+ * backend's title kept beside its histogram (for a program that keeps none of its
+ * own), else its title map cut to one entry.
  */
-#define SLOTHIST_RODATA(skel, bound_index, nbounds)                                      \
+#define SLOTHIST_RODATA(skel, bound_index, nbounds, titles)                              \
 	do {                                                                             \
 		if ((nbounds) > 0) {                                                     \
 			(skel)->rodata->slothist_on = true;                              \
@@ -66,6 +83,10 @@ uint64_t slothist_count(const struct slot_hist *h);
 		} else {                                                                 \
 			bpf_map__set_max_entries((skel)->maps.bk_hists, 1);              \
 		}                                                                        \
+		if ((nbounds) > 0 && (titles))                                           \
+			(skel)->rodata->slothist_titles = true;                          \
+		else                                                                     \
+			bpf_map__set_max_entries((skel)->maps.bk_titles, 1);             \
 	} while (0)
 #endif
 

@@ -63,7 +63,7 @@ struct tps_probe *tps_probe_open(const struct tps_probe_opts *o)
 		goto fail;
 	TARGET_FILTER_RODATA(tp->skel, o->target);
 	HISTREC_RODATA(tp->skel, o->hist);
-	SLOTHIST_RODATA(tp->skel, o->slot_bounds, o->nslot_bounds);
+	SLOTHIST_RODATA(tp->skel, o->slot_bounds, o->nslot_bounds, false); /* its own titles */
 	struct attach_progs progs = { .multi = tp->skel->progs.tx_multi,
 				      .single = tp->skel->progs.tx_uprobe };
 	attach_progs_prepare(&progs);

@@ -251,12 +251,18 @@ static struct owner *owner_add(struct pgmon *m, uint32_t tid, uint64_t born, int
 	return &o[at];
 }
 
-/* A backend the kernel has histograms of but tps never showed: its label from /proc. */
-static int lset_of_tid(struct pgmon *m, uint32_t tid)
+/*
+ * A backend the kernel has histograms of but tps never showed: its label from the
+ * title the kernel kept beside its histogram (titles_fd, -1 when none is kept), or
+ * from /proc while it runs.
+ */
+static int lset_of_hkey(struct pgmon *m, int titles_fd, const struct bk_hkey *k)
 {
+	struct slothist_title t;
+	bool have = titles_fd >= 0 && slothist_title_read(titles_fd, k, &t) == 0;
 	struct pid_label l;
 
-	target_label(&m->t, (pid_t)tid, NULL, 0, &l);
+	target_label(&m->t, (pid_t)k->tid, have ? t.title : NULL, have ? sizeof(t.title) : 0, &l);
 	return lset_get(m, l.database, l.user, l.type);
 }
 
@@ -300,7 +306,7 @@ static void owners_prune(struct pgmon *m)
  * once more, added to the retired sums and deleted from the map. Counters never go
  * back: an entry only grows until it moves, whole, to retired.
  */
-static void owners_fold(struct pgmon *m, int fd, const struct bk_hkey *k,
+static void owners_fold(struct pgmon *m, int fd, int titles_fd, const struct bk_hkey *k,
 			const struct slot_hist *v, int n, bool stmt)
 {
 	for (int i = 0; i < m->nlsets; i++) {
@@ -313,7 +319,7 @@ static void owners_fold(struct pgmon *m, int fd, const struct bk_hkey *k,
 	for (int i = 0; i < n; i++) {
 		struct owner *o = owner_find(m, k[i].tid, k[i].born);
 		if (!o) {
-			int ls = lset_of_tid(m, k[i].tid);
+			int ls = lset_of_hkey(m, titles_fd, &k[i]);
 			o = owner_add(m, k[i].tid, k[i].born, ls);
 			if (!o)
 				continue;
@@ -324,6 +330,8 @@ static void owners_fold(struct pgmon *m, int fd, const struct bk_hkey *k,
 		if (o->dead) {
 			if (slothist_take(fd, &k[i], &h) < 0)
 				continue;
+			if (titles_fd >= 0)
+				bpf_map_delete_elem(titles_fd, &k[i]);
 			slot_add(stmt ? &l->stmt_retired : &l->txn_retired, &h);
 		}
 		slot_add(stmt ? &l->stmt : &l->txn, &h);
@@ -750,9 +758,10 @@ static void read_owners(struct pgmon *m)
 	/* a failed read leaves the sets as they were, and nobody marked gone is dropped */
 	if (tn >= 0 && ln >= 0) {
 		if (m->tps)
-			owners_fold(m, tps_probe_bk_hists_fd(m->tps), tk, tv, tn, false);
+			owners_fold(m, tps_probe_bk_hists_fd(m->tps), -1, tk, tv, tn, false);
 		if (m->lat)
-			owners_fold(m, lat_probe_bk_hists_fd(m->lat), lk, lv, ln, true);
+			owners_fold(m, lat_probe_bk_hists_fd(m->lat),
+				    m->tps ? -1 : lat_probe_bk_titles_fd(m->lat), lk, lv, ln, true);
 		owners_prune(m);
 	}
 	free(tk);
@@ -1065,6 +1074,8 @@ static int open_latency(struct pgmon *m)
 		.query = true, .slot_bounds = m->o.buckets->index, .nslot_bounds = m->o.buckets->n,
 		/* room for the series and for statements that come later than the first */
 		.stmt_hists = m->o.max_series < LAT_MAX_STMTS / 4 ? 4 * m->o.max_series : LAT_MAX_STMTS,
+		/* without tps's map, the kernel keeps each backend's title itself */
+		.bk_titles = !m->tps,
 	};
 	m->lat = lat_probe_open(&po);
 	return m->lat ? 0 : -1;
