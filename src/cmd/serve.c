@@ -457,8 +457,10 @@ static void write_textfile(struct serve_cmd *c)
 
 /*
  * The frame's poll, every millisecond: serve's loop. It blocks in poll() on
- * libmicrohttpd's epoll fd until a request comes or the next second's bookkeeping is
- * due (at most 100 ms, so that signals and -d are seen soon), then serves.
+ * libmicrohttpd's epoll fd until a request comes, the next second's bookkeeping or the
+ * frame's next interval (the textfile) or -d end is due (at most 100 ms, so that
+ * signals are seen soon), then serves. Blocking past the interval's end made every
+ * textfile write up to 100 ms late, and intervals under 0.1 s as long as 0.1 s.
  */
 static bool serve_poll(void *ctx)
 {
@@ -483,6 +485,7 @@ static bool serve_poll(void *ctx)
 		timeout = 100;
 	if (ht >= 0 && ht < timeout)
 		timeout = ht;
+	timeout = runloop_due_ms(&c->f.rl, timeout);
 	struct pollfd pfd = { .fd = http_server_fd(c->http), .events = POLLIN };
 	poll(&pfd, 1, timeout); /* EINTR: a signal, which the frame sees next */
 	http_server_run(c->http);

@@ -132,6 +132,21 @@ enum runloop_event runloop_wait(struct runloop *rl, int poll_ms, bool (*check)(v
 	}
 }
 
+int runloop_due_ms(const struct runloop *rl, int max_ms)
+{
+	uint64_t now = now_ns(), due = UINT64_MAX;
+
+	if (rl->next_ns)
+		due = rl->next_ns;
+	if (rl->duration_ns && rl->start_ns + rl->duration_ns < due)
+		due = rl->start_ns + rl->duration_ns;
+	if (due <= now)
+		return 0;
+	if (due - now >= (uint64_t)max_ms * 1000000ull)
+		return max_ms;
+	return (int)((due - now + 999999) / 1000000);
+}
+
 double runloop_elapsed(struct runloop *rl)
 {
 	uint64_t now = now_ns();

@@ -27,6 +27,12 @@ void runloop_init(struct runloop *rl, double interval_s, double duration_s);
  * and check returning false ends the loop with RUNLOOP_DONE.
  */
 enum runloop_event runloop_wait(struct runloop *rl, int poll_ms, bool (*check)(void *), void *arg);
+/*
+ * Milliseconds (rounded up) until the next interval end or the duration end, at most
+ * max_ms; 0 when one is due. How long a poll callback may block in poll() without
+ * making the next interval report late.
+ */
+int runloop_due_ms(const struct runloop *rl, int max_ms);
 /* Seconds since the previous tick (or start), for per-second rates; advances it. */
 double runloop_elapsed(struct runloop *rl);
 /* Seconds since runloop_init. */

@@ -437,25 +437,47 @@ assert total(\"dbtap_transaction_duration_seconds_count\", **c) == 32 + 22 + 12
 	serve_stop
 '
 
-test_expect_success '--textfile: DIR/dbtap.prom written by rename, never seen half-written' '
-	mkdir tf &&
+test_expect_success '--textfile -i 0.2: DIR/dbtap.prom every 0.2 s, by rename, never seen half-written' '
+	mkdir tf tfcopies &&
 	serve_start tf.err --pg "$PGDATA" --textfile tf -i 0.2 --collect watch &&
 	for i in $(seq 1 50); do test -s tf/dbtap.prom && break; sleep 0.1; done &&
-	# a reader as node_exporter is: every read a whole file, each write a new inode
+	# a reader as node_exporter is: every read a whole file, each write a new inode;
+	# inotify counts the renames onto dbtap.prom over 5 s: one every 0.2 s, the first
+	# and last whole interval of the window may each add or lose one
 	python3 -c "
-import os, time
-inodes, reads, t0 = set(), 0, time.time()
-while time.time() - t0 < 3:
+import ctypes, os, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+ino = libc.inotify_init1(os.O_NONBLOCK)
+assert ino >= 0 and libc.inotify_add_watch(ino, b\"tf\", 0x80) >= 0  # IN_MOVED_TO
+inodes, texts, reads, renames, t0 = set(), set(), 0, 0, time.monotonic()
+while time.monotonic() - t0 < 5:
     with open(\"tf/dbtap.prom\") as f:
-        inodes.add(os.fstat(f.fileno()).st_ino)
+        i = os.fstat(f.fileno()).st_ino
         s = f.read()
     assert s.startswith(\"# HELP \") and s.endswith(\"} 1\\n\"), s[-200:]
     assert s.splitlines()[-1].startswith(\"dbtap_build_info{\"), s[-200:]
+    inodes.add(i)
+    if s not in texts:  # each write differs (dbtap_scrapes_total): a copy of each seen
+        texts.add(s)
+        open(\"tfcopies/%d.prom\" % len(texts), \"w\").write(s)
     reads += 1
-print(reads, \"reads,\", len(inodes), \"files\")
-assert reads > 100 and len(inodes) >= 3, (reads, len(inodes))
+    try:
+        buf = os.read(ino, 65536)
+    except BlockingIOError:
+        buf = b\"\"
+    off = 0
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from(\"iIII\", buf, off)
+        renames += buf[off + 16:off + 16 + ln].rstrip(b\"\\0\") == b\"dbtap.prom\"
+        off += 16 + ln
+    time.sleep(0.005)
+print(reads, \"reads,\", len(texts), \"files,\", len(inodes), \"inodes,\", renames, \"renames in 5 s\")
+assert reads > 100, reads
+assert 24 <= renames <= 26, renames
+assert len(inodes) >= 2 and len(texts) >= 10, (len(inodes), len(texts))
 " &&
-	promtool check metrics <tf/dbtap.prom &&
+	bad=$(for f in tfcopies/*.prom; do promtool check metrics <"$f" >/dev/null 2>&1 || echo "$f"; done) &&
+	test -z "$bad" &&
 	test_grep "^dbtap_xids_assigned_total{" tf/dbtap.prom &&
 	serve_stop &&
 	ls -A tf >files.txt &&

@@ -199,6 +199,28 @@ static void test_width(void **state)
 	assert_int_equal(frame_width(4, NULL), 4);
 }
 
+/* How long a poll callback may block: until the next interval or -d end, rounded up. */
+static void test_due_ms(void **state)
+{
+	(void)state;
+	uint64_t now = now_ns();
+	struct runloop rl = { .start_ns = now, .next_ns = now + 50000000ull };
+
+	int ms = runloop_due_ms(&rl, 100);
+	assert_true(ms >= 1 && ms <= 50);
+	assert_int_equal(runloop_due_ms(&rl, 10), 10);
+	rl.next_ns = now - 1;
+	assert_int_equal(runloop_due_ms(&rl, 100), 0);
+	/* no interval: only the duration's end, or the cap */
+	rl.next_ns = 0;
+	assert_int_equal(runloop_due_ms(&rl, 100), 100);
+	rl.duration_ns = 20000000ull;
+	ms = runloop_due_ms(&rl, 100);
+	assert_true(ms >= 0 && ms <= 20);
+	rl.next_ns = now + 5000000000ull;
+	assert_true(runloop_due_ms(&rl, 100) <= 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_due_ms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
