@@ -59,6 +59,9 @@ COMMANDS = {
     "tps": (["tps"], r"^tracing "),
     "latency-query": (["latency", "query"], r"^tracing "),
     "count-tx": (["count", "usdt:postgresql:transaction__*"], r"^tracing "),
+    # the floor of count-tx: an empty program at the same sites (the trap alone)
+    "count-tx-empty": (["count", "--empty-program", "usdt:postgresql:transaction__*"],
+                       r"^tracing "),
     "stat-query": (["stat", "--per", "query"], r"^counting "),
     "watch-xid-trap": (["watch", "xid", "-i", "0"], r"^watching "),
     "watch-xid-poll": (["watch", "xid", "--mode", "poll", "-i", "0"], r"^polling "),

@@ -96,3 +96,19 @@ int count_uprobe(struct pt_regs *ctx)
 	hit(bpf_get_attach_cookie(ctx));
 	return 0;
 }
+
+/*
+ * bench/overhead.sh: an empty program at the same sites (count --empty-program), the
+ * floor of any probe there: the trap and the kernel's uprobe path in a real backend.
+ */
+SEC("uprobe.multi")
+int empty_multi(struct pt_regs *ctx)
+{
+	return 0;
+}
+
+SEC("uprobe")
+int empty_uprobe(struct pt_regs *ctx)
+{
+	return 0;
+}

@@ -32,7 +32,8 @@ void count_probe_destroy(struct count_probe *cp)
 	free(cp);
 }
 
-struct count_probe *count_probe_open(struct target *t, const struct probe_list *probes, bool by_pid)
+struct count_probe *count_probe_open(struct target *t, const struct probe_list *probes, bool by_pid,
+				     bool empty)
 {
 	struct count_probe *cp = calloc(1, sizeof(*cp));
 	int err;
@@ -55,7 +56,16 @@ struct count_probe *count_probe_open(struct target *t, const struct probe_list *
 	cp->skel->rodata->by_pid = by_pid;
 	struct attach_progs progs = { .multi = cp->skel->progs.count_multi,
 				      .single = cp->skel->progs.count_uprobe };
+	struct attach_progs unused = { .multi = cp->skel->progs.empty_multi,
+				       .single = cp->skel->progs.empty_uprobe };
+	if (empty) {
+		struct attach_progs x = progs;
+		progs = unused;
+		unused = x;
+	}
 	attach_progs_prepare(&progs);
+	bpf_program__set_autoload(unused.multi, false);
+	bpf_program__set_autoload(unused.single, false);
 	if (bpf_loader_load(cp->skel->skeleton, "count", t))
 		goto fail;
 	struct attach_plan plan;

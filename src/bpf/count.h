@@ -30,9 +30,12 @@ struct count_val {
 
 struct count_probe;
 
-/* Attaches every probe of the list (cookie = index). NULL with error+hint printed. */
+/*
+ * Attaches every probe of the list (cookie = index). NULL with error+hint printed.
+ * empty: an empty program instead, which counts nothing (the floor, for bench/).
+ */
 struct count_probe *count_probe_open(struct target *t, const struct probe_list *probes,
-				     bool by_pid);
+				     bool by_pid, bool empty);
 /* Cumulative hits per probe (n = probes->n entries into out). 0 or -1. */
 int count_probe_read(struct count_probe *cp, uint64_t *out);
 /* Cumulative hits per (probe, pid) with by_pid; count returned, malloc'd arrays. */

@@ -166,9 +166,12 @@ int lat_probe_pending(struct lat_probe *lp)
 {
 	int fd = bpf_map__fd(lp->skel->maps.starts), n = 0;
 	struct lat_key next, cur, *prev = NULL;
+	__u64 t0;
 
+	/* an entry whose END came holds 0 until its thread's next START */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		n++;
+		if (bpf_map_lookup_elem(fd, &next, &t0) == 0 && t0)
+			n++;
 		cur = next;
 		prev = &cur;
 	}

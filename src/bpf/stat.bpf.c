@@ -27,7 +27,11 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } counters SEC(".maps");
 
-/* Statements in progress, by thread. LRU: a backend that dies mid-statement leaves one. */
+/*
+ * Statements in progress, by thread. A thread's entry stays between its statements
+ * (`active` 0) and is rewritten in place: an update and a delete per statement made
+ * the LRU allocate and free a node each time. LRU: a backend that exits leaves one.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -151,16 +155,37 @@ static __always_inline struct scratch *scratch_get(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
+/*
+ * A statement's start in r. `active` goes last: at a switch before it, on_switch leaves
+ * the entry alone, as it did when the entry was inserted whole.
+ */
+static __always_inline void run_init(struct stat_run *r, __u64 key)
+{
+	r->active = 0;
+	r->key = key;
+	r->start_ns = bpf_ktime_get_ns();
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
+		r->acc[i] = 0;
+	r->cs = 0;
+	r->migrations = 0;
+	r->unscaled = 0;
+	seg_open(r, bpf_get_smp_processor_id());
+	r->cpus = 1ull << (r->cpu & 63);
+	r->active = 1;
+}
+
 /* Starts following a statement on the current thread. */
 static __always_inline void run_start(struct scratch *s, __u64 key)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
 
+	if (r) {
+		run_init(r, key);
+		return;
+	}
 	__builtin_memset(&s->run, 0, sizeof(s->run));
-	s->run.key = key;
-	s->run.start_ns = bpf_ktime_get_ns();
-	seg_open(&s->run, bpf_get_smp_processor_id());
-	s->run.cpus = 1ull << (s->run.cpu & 63);
+	run_init(&s->run, key);
 	if (bpf_map_update_elem(&runs, &tid, &s->run, BPF_ANY)) {
 		struct stat_drops *d = drops_get();
 		if (d)
@@ -198,7 +223,7 @@ static __always_inline void run_finish(__u64 key)
 	struct scratch *s;
 	__u64 wall;
 
-	if (!r)
+	if (!r || !r->active)
 		return;
 	if (r->oncpu)
 		seg_close(r, bpf_get_smp_processor_id());
@@ -242,7 +267,8 @@ static __always_inline void run_finish(__u64 key)
 	hist_add(key, STAT_FIG_CS, r->cs);
 	hist_add(key, STAT_FIG_MIGR, r->migrations);
 out:
-	bpf_map_delete_elem(&runs, &tid);
+	r->active = 0;
+	r->oncpu = 0;
 }
 
 SEC("usdt")
@@ -322,12 +348,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct stat_run *r;
 
 	r = bpf_map_lookup_elem(&runs, &ptid);
-	if (r && r->oncpu) {
+	if (r && r->active && r->oncpu) {
 		seg_close(r, cpu);
 		r->cs++;
 	}
 	r = bpf_map_lookup_elem(&runs, &ntid);
-	if (r && !r->oncpu) {
+	if (r && r->active && !r->oncpu) {
 		if (r->cpu != cpu)
 			r->migrations++;
 		seg_open(r, cpu);

@@ -40,7 +40,7 @@ struct stat_run {
 	__u32 cpu;                      /* CPU it runs on now, or ran on last */
 	__u32 oncpu;
 	__u32 unscaled;                 /* bit per counter: a segment had running == 0 */
-	__u32 pad;
+	__u32 active;                   /* 0 once the statement ended: the entry waits for the next */
 };
 
 /* What is aggregated per statement. */

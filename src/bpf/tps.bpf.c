@@ -38,13 +38,12 @@ struct {
 static __always_inline struct tps_backend *backend_get(__u32 tid, __u32 tgid, bool at_start)
 {
 	struct tps_backend *b = bpf_map_lookup_elem(&backends, &tid);
-	struct task_struct *task;
 	__u64 born;
 
 	if (b && !at_start)
 		return b;
-	task = (struct task_struct *)bpf_get_current_task();
-	born = BPF_CORE_READ(task, start_time);
+	/* a BTF pointer: a plain load, not a bpf_probe_read_kernel() call per transaction */
+	born = bpf_get_current_task_btf()->start_time;
 	if (b && b->born == born)
 		return b;
 	struct tps_backend zero = { .tgid = tgid, .born = born };

@@ -27,6 +27,7 @@ struct count_cmd {
 	enum by by;
 	int max_probes;
 	bool list; /* -l: print what the PROBEs match, attach nothing */
+	bool empty; /* --empty-program: attach a program that counts nothing */
 	struct probe_list probes;
 	struct count_probe *cp;
 	uint64_t *prev, *cur;
@@ -34,7 +35,7 @@ struct count_cmd {
 	struct hashmap prev_hits; /* --by: (probe, pid) -> hits at the last report */
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_MAX_PROBES };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_MAX_PROBES, OPT_FLOOR };
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -49,6 +50,8 @@ static const struct frame_opt count_opts[] = {
 	  "and attach nothing: 'dbtap count -l usdt:BINARY:*:*'" },
 	{ "max-probes", OPT_MAX_PROBES, required_argument, "N",
 	  "allow wildcards to match up to N probes (default " STR(PROBES_MAX_DEFAULT) ")" },
+	/* bench/overhead.sh: an empty program at the same sites, the cost floor */
+	{ "empty-program", OPT_FLOOR, no_argument, NULL, "", FRAME_OPT_CMD, true },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -80,6 +83,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'l':
 		c->list = true;
+		return 0;
+	case OPT_FLOOR:
+		c->empty = true;
 		return 0;
 	case OPT_BY:
 		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER);
@@ -408,7 +414,7 @@ int cmd_count(int argc, char **argv)
 		cleanup(&c);
 		return EXIT_OK;
 	}
-	c.cp = count_probe_open(&c.t, &c.probes, c.by != BY_NONE);
+	c.cp = count_probe_open(&c.t, &c.probes, c.by != BY_NONE, c.empty);
 	if (!c.cp) {
 		ret = EXIT_FAIL;
 		goto fail;

@@ -126,6 +126,51 @@ test_skip 'stripped server binary refusals' 'no PostgreSQL server installed'
 test_skip 'wildcard cap' 'no PostgreSQL server installed'
 fi
 
+# bench/overhead.sh measures the trap alone with it: the empty program must run at
+# every site the counting program would, as often (the kernel's run count, with its
+# BPF statistics on for this test only), and count nothing. The workload is the
+# script's child: a zombie until reaped, so dbtap still sees its target when the
+# run count is read.
+test_expect_success 'count --empty-program: run as often as the workload calls, counts nothing' '
+	python3 - "$DBTAP" "$W" >empty.out 2>empty.err <<-\EOF &&
+	import ctypes, os, re, signal, subprocess, sys, time
+	dbtap, w = sys.argv[1], sys.argv[2]
+	libc = ctypes.CDLL(None, use_errno=True)
+	attr = ctypes.create_string_buffer(8)  # BPF_STATS_RUN_TIME
+	assert libc.syscall(321, 32, attr, 8) >= 0, "BPF_ENABLE_STATS"  # bpf(), x86-64
+	loop = subprocess.Popen([w, "3000"], stdout=subprocess.PIPE, text=True)
+	assert loop.stdout.readline().startswith("pid ")
+	err = open("empty.trace.err", "w")
+	t = subprocess.Popen([dbtap, "count", "--empty-program", "-j", "-p", str(loop.pid),
+	                      "uprobe:" + w + ":funcloop_work", "usdt:funcloop:tick"],
+	                     stdout=subprocess.PIPE, stderr=err, text=True)
+	while "tracing" not in open("empty.trace.err").read():
+	    assert t.poll() is None, open("empty.trace.err").read()
+	    time.sleep(0.02)
+	fds = [f for f in os.listdir(f"/proc/{t.pid}/fdinfo")
+	       if "prog_type" in open(f"/proc/{t.pid}/fdinfo/{f}").read()]
+	os.kill(loop.pid, signal.SIGUSR1)
+	while open(f"/proc/{loop.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+	    time.sleep(0.02)
+	runs = sum(int(re.search(r"^run_cnt:\s*(\d+)", open(f"/proc/{t.pid}/fdinfo/{f}").read(),
+	                         re.M).group(1)) for f in fds)
+	t.send_signal(signal.SIGINT)
+	out, _ = t.communicate(timeout=60)
+	calls = re.search(r"^calls (\d+)", loop.communicate()[0], re.M).group(1)
+	print(len(fds), runs, calls, t.returncode)
+	print(out.strip().splitlines()[-1])
+	EOF
+	read nprogs runs calls rc <empty.out &&
+	test "$calls" = 3000 &&
+	test "$rc" = 0 &&
+	test "$nprogs" = 1 &&
+	test "$runs" = $((2 * calls)) &&
+	tail -n 1 empty.out | json_py "
+assert d[\"report\"] == \"summary\", d
+assert [p[\"hits\"] for p in d[\"probes\"]] == [0, 0], d
+"
+'
+
 test_expect_success 'bad input: spec syntax, no probe, --by, missing binary, not a program' '
 	test_expect_code 2 dbtap count kprobe:foo 2>e8 && test_grep "unknown probe type" e8 &&
 	test_expect_code 2 dbtap count usdt:onlyone 2>e9 && test_grep "usdt needs PROVIDER:NAME" e9 &&

@@ -74,7 +74,7 @@ static void test_count_probe_open_oom(void **state)
 
 	for (int k = 1; k <= 2; k++) {
 		fail_at = k;
-		assert_null(count_probe_open(&t, &pl, false));
+		assert_null(count_probe_open(&t, &pl, false, false));
 		fail_at = 0;
 	}
 }
