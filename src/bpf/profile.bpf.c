@@ -13,6 +13,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 want_user = 1;
 const volatile __u32 want_kernel = 1;
 const volatile __u32 ring_samples = 0; /* also stream each sample with its time */
+const volatile __u32 per_thread = 0;   /* events bound to the target's threads (-p, -t) */
 
 /* Sizes are set before load from the options (bpf/profile.c). */
 struct {
@@ -61,6 +62,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } procs SEC(".maps");
+
+/*
+ * Threads that have an event of their own (per_thread), keyed by thread id, the
+ * event's cookie. A thread created while its creator's event was already open also
+ * carries the inherited copy of that event; when user space finds the thread and
+ * opens one for it too, only the samples of its own event count.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} own_event SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -269,6 +284,13 @@ static __always_inline int sample(void *ctx)
 SEC("perf_event")
 int profile_perf(struct bpf_perf_event_data *ctx)
 {
+	if (per_thread) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+		/* an inherited copy has cookie 0 (the kernel does not copy cookies) */
+		if (bpf_get_attach_cookie(ctx) != tid && bpf_map_lookup_elem(&own_event, &tid))
+			return 0;
+	}
 	return sample(ctx);
 }
 

@@ -1,4 +1,4 @@
-/* Loads profile.bpf.c, attaches it to a sampling event on every CPU or to a raw tracepoint, reads its maps. */
+/* Loads profile.bpf.c, attaches it to sampling events (per CPU or per target thread) or a raw tracepoint, reads its maps. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "bpf/mapdump.h"
 #include "bpf/profile.h"
 #include "perf/sample.h"
+#include "target/proc.h"
 #include "util/error.h"
 #include "profile.skel.h"
 
@@ -19,7 +20,7 @@ struct profile_probe {
 	struct profile *skel;
 	struct sample_set events;
 	struct bpf_link **links;
-	int nlinks;
+	int nlinks, caplinks;
 	struct ring_buffer *rb;
 	void (*fn)(const struct profile_rec *, void *);
 	void *arg;
@@ -50,33 +51,141 @@ static int on_rec(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int sample_open_error(const struct perf_event_desc *ev, int err)
+{
+	char reason[128], h[512];
+
+	perf_event_strerror(ev, err, reason, sizeof(reason), h, sizeof(h));
+	error("cannot sample on '%s': %s", ev->name, reason);
+	hint("%s", h);
+	if (ev->hardware)
+		hint("without -e, profile samples on cpu-clock, which needs no PMU");
+	return -1;
+}
+
+static int attach_one(struct profile_probe *p, const struct perf_event_desc *ev, int i)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = p->events.tids[i] > 0 ? p->events.tids[i] : 0);
+	struct bpf_link *l = bpf_program__attach_perf_event_opts(p->skel->progs.profile_perf,
+								 p->events.fds[i], &po);
+	if (!l) {
+		if (p->events.tids[i] > 0)
+			error_errno("cannot attach the profile program to '%s' on thread %d",
+				    ev->name, p->events.tids[i]);
+		else
+			error_errno("cannot attach the profile program to '%s' on cpu %d",
+				    ev->name, p->events.cpus[i]);
+		hint("run as root; 'dbtap doctor' checks BPF support");
+		return -1;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+static int grow_links(struct profile_probe *p)
+{
+	if (p->events.n <= p->caplinks)
+		return 0;
+	struct bpf_link **l = realloc(p->links, p->events.cap * sizeof(*l));
+	if (!l)
+		return error("out of memory");
+	p->links = l;
+	p->caplinks = p->events.cap;
+	return 0;
+}
+
+static bool opened(const struct profile_probe *p, pid_t tid)
+{
+	for (int i = 0; i < p->events.n; i++)
+		if (p->events.tids[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * One event per thread of each target process, inherited by the threads they create
+ * (-p), or on the one thread (-t). The threads are listed again after each round of
+ * opening: one created before its creator's event was open has no copy of it. A
+ * round that finds no thread without an event ends it, and from then on every new
+ * thread is created by a thread whose event (with the program) is open. A thread that
+ * does carry an inherited copy and gets an event of its own is entered in own_event
+ * first, so that the copy's samples stop counting before its own start.
+ */
+static int attach_threads(struct profile_probe *p, const struct profile_opts *o)
+{
+	const struct target *t = o->t;
+	int fd = bpf_map__fd(p->skel->maps.own_event), added;
+	__u8 one = 1;
+
+	do {
+		added = 0;
+		for (int i = 0; i < t->npids; i++) {
+			pid_t *tids = NULL;
+			int n = 0;
+
+			if (t->kind == TARGET_TID) {
+				tids = malloc(sizeof(*tids));
+				if (tids)
+					tids[n++] = t->tid;
+			} else {
+				n = proc_threads(t->pids[i], &tids);
+			}
+			if (n < 0 || (n > 0 && !tids)) {
+				free(tids);
+				if (n == -1 && !proc_exists(t->pids[i]))
+					continue; /* gone: the run loop says so */
+				return error("cannot list the threads of pid %d", t->pids[i]);
+			}
+			for (int k = 0; k < n; k++) {
+				__u32 tid = tids[k];
+				int err;
+
+				if (opened(p, tids[k]))
+					continue;
+				if (bpf_map_update_elem(fd, &tid, &one, BPF_ANY) < 0) {
+					free(tids);
+					error_errno("cannot sample thread %d of pid %d", tids[k], t->pids[i]);
+					return hint("the profile keeps 65536 threads at most"), -1;
+				}
+				err = sample_set_add_thread(&p->events, &o->ev->attr, tids[k],
+							    t->kind != TARGET_TID);
+				if (err == ESRCH) {
+					bpf_map_delete_elem(fd, &tid); /* exited in between */
+					continue;
+				}
+				if (err) {
+					free(tids);
+					return sample_open_error(o->ev, err);
+				}
+				if (grow_links(p) || attach_one(p, o->ev, p->events.n - 1)) {
+					free(tids);
+					return -1;
+				}
+				added++;
+			}
+			free(tids);
+			if (t->kind == TARGET_TID)
+				break;
+		}
+	} while (added);
+	if (!p->events.n) {
+		error("no thread of %s left to sample", target_describe(t));
+		return hint("the target exited before the profile started"), -1;
+	}
+	return 0;
+}
+
 static int attach_events(struct profile_probe *p, const struct perf_event_desc *ev)
 {
 	int err = sample_set_open(&p->events, &ev->attr);
 
-	if (err) {
-		char reason[128], h[512];
-		perf_event_strerror(ev, err, reason, sizeof(reason), h, sizeof(h));
-		error("cannot sample on '%s': %s", ev->name, reason);
-		hint("%s", h);
-		if (ev->hardware)
-			hint("without -e, profile samples on cpu-clock, which needs no PMU");
+	if (err)
+		return sample_open_error(ev, err);
+	if (grow_links(p))
 		return -1;
-	}
-	p->links = calloc(p->events.n, sizeof(*p->links));
-	if (!p->links)
-		return error("out of memory");
-	for (int i = 0; i < p->events.n; i++) {
-		struct bpf_link *l = bpf_program__attach_perf_event(p->skel->progs.profile_perf,
-								    p->events.fds[i]);
-		if (!l) {
-			error_errno("cannot attach the profile program to '%s' on cpu %d",
-				    ev->name, p->events.cpus[i]);
-			hint("run as root; 'dbtap doctor' checks BPF support");
+	for (int i = 0; i < p->events.n; i++)
+		if (attach_one(p, ev, i))
 			return -1;
-		}
-		p->links[p->nlinks++] = l;
-	}
 	return 0;
 }
 
@@ -100,6 +209,7 @@ static int attach_tracepoint(struct profile_probe *p, const char *name)
 int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 {
 	struct profile_probe *p = calloc(1, sizeof(*p));
+	bool per_thread;
 
 	*out = NULL;
 	if (!p)
@@ -112,6 +222,9 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	p->skel->rodata->want_user = o->user;
 	p->skel->rodata->want_kernel = o->kernel;
 	p->skel->rodata->ring_samples = o->ring;
+	per_thread = !o->tracepoint && o->t &&
+		     (o->t->kind == TARGET_PIDS || o->t->kind == TARGET_TID);
+	p->skel->rodata->per_thread = per_thread;
 	if (o->max_keys)
 		bpf_map__set_max_entries(p->skel->maps.counts, o->max_keys);
 	if (o->max_stacks) {
@@ -126,7 +239,9 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "profile");
 	if (!p->rb)
 		goto fail;
-	if (o->tracepoint ? attach_tracepoint(p, o->tracepoint) : attach_events(p, o->ev))
+	if (o->tracepoint ? attach_tracepoint(p, o->tracepoint) :
+	    per_thread	  ? attach_threads(p, o) :
+			    attach_events(p, o->ev))
 		goto fail;
 	*out = p;
 	return EXIT_OK;

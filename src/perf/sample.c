@@ -1,7 +1,8 @@
-/* Sampling perf events on every CPU: the carrier of dbtap profile's BPF program. */
+/* Sampling perf events on every CPU or on given threads: the carrier of dbtap profile's BPF program. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -14,9 +15,11 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 	int ncpus = libbpf_num_possible_cpus(), first_err = 0;
 
 	s->n = 0;
-	s->fds = calloc(ncpus > 0 ? ncpus : 1, sizeof(int));
-	s->cpus = calloc(ncpus > 0 ? ncpus : 1, sizeof(int));
-	if (ncpus <= 0 || !s->fds || !s->cpus) {
+	s->cap = ncpus > 0 ? ncpus : 1;
+	s->fds = calloc(s->cap, sizeof(int));
+	s->cpus = calloc(s->cap, sizeof(int));
+	s->tids = calloc(s->cap, sizeof(pid_t));
+	if (ncpus <= 0 || !s->fds || !s->cpus || !s->tids) {
 		sample_set_close(s);
 		return ENOMEM;
 	}
@@ -34,6 +37,7 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 			break;
 		}
 		s->fds[s->n] = fd;
+		s->tids[s->n] = -1;
 		s->cpus[s->n++] = c;
 	}
 	if (first_err || !s->n) {
@@ -43,14 +47,79 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 	return 0;
 }
 
+static int grow(struct sample_set *s)
+{
+	int cap = s->cap ? s->cap * 2 : 16;
+	int *fds = realloc(s->fds, cap * sizeof(*fds));
+
+	if (!fds)
+		return ENOMEM;
+	s->fds = fds;
+	int *cpus = realloc(s->cpus, cap * sizeof(*cpus));
+	if (!cpus)
+		return ENOMEM;
+	s->cpus = cpus;
+	pid_t *tids = realloc(s->tids, cap * sizeof(*tids));
+	if (!tids)
+		return ENOMEM;
+	s->tids = tids;
+	s->cap = cap;
+	return 0;
+}
+
+/* Out of descriptors: one event a thread needs many; the hard limit is the bound (as perf does). */
+static bool raise_nofile(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= r.rlim_max)
+		return false;
+	r.rlim_cur = r.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &r) == 0;
+}
+
+/*
+ * A cpu-clock event bound to a thread runs its timer only while that thread is on a
+ * CPU: at a switch out the kernel keeps what is left of the period and starts the
+ * timer again with it at the next switch in. So a thread that ran T seconds gets
+ * T x HZ samples, to one period, however its time is cut into bursts. An event per CPU
+ * fires at fixed instants instead and samples whatever runs then; on a loaded machine
+ * those instants are not independent of the scheduler (the timer interrupt is also
+ * where a woken task preempts the running one), and a thread that runs in short bursts
+ * is sampled more or less often than its CPU time says.
+ */
+int sample_set_add_thread(struct sample_set *s, const struct perf_event_attr *attr, pid_t tid,
+			  bool inherit)
+{
+	struct perf_event_attr a = *attr;
+	int fd;
+
+	if (s->n == s->cap && grow(s))
+		return ENOMEM;
+	a.size = sizeof(a);
+	a.disabled = 0;
+	a.inherit = inherit;
+	fd = perf_event_open_attr(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && raise_nofile())
+		fd = perf_event_open_attr(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	s->fds[s->n] = fd;
+	s->cpus[s->n] = -1;
+	s->tids[s->n++] = tid;
+	return 0;
+}
+
 void sample_set_close(struct sample_set *s)
 {
 	for (int i = 0; i < s->n; i++)
 		close(s->fds[i]);
 	free(s->fds);
 	free(s->cpus);
+	free(s->tids);
 	s->fds = s->cpus = NULL;
-	s->n = 0;
+	s->tids = NULL;
+	s->n = s->cap = 0;
 }
 
 int64_t sample_max_rate(void)

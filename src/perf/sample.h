@@ -1,14 +1,18 @@
-/* Sampling perf events, one per CPU, for a BPF program to run on at each overflow. */
+/* Sampling perf events, one per CPU or one per thread, for a BPF program to run on at each overflow. */
 #ifndef DBTAP_PERF_SAMPLE_H
 #define DBTAP_PERF_SAMPLE_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sample_set {
 	int n;     /* fds opened */
+	int cap;   /* room in fds, cpus, tids */
 	int *fds;
-	int *cpus; /* cpu of fds[i] */
+	int *cpus; /* cpu of fds[i], -1 for a thread's event */
+	pid_t *tids; /* thread of fds[i], -1 for a CPU's event */
 };
 
 /*
@@ -18,6 +22,14 @@ struct sample_set {
  * failure with nothing left open.
  */
 int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr);
+/*
+ * Opens attr on thread tid, on whatever CPU it runs (cpu -1), and adds it to s (which
+ * starts zeroed). With inherit, the threads and processes tid creates from now on
+ * get a copy of the event, the attached BPF program included (the kernel copies the
+ * program at the fork, so attach before the target can create any). 0 or an errno.
+ */
+int sample_set_add_thread(struct sample_set *s, const struct perf_event_attr *attr, pid_t tid,
+			  bool inherit);
 void sample_set_close(struct sample_set *s);
 
 /* kernel.perf_event_max_sample_rate (the highest -F the kernel takes), 0 if unreadable. */

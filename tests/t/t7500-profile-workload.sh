@@ -42,12 +42,12 @@ assert abs(f[\"f_a\"][\"self_pct\"] - 75) <= 6, f
 " <p1.json
 '
 
+# -p samples on an event bound to each thread, whose timer runs only while the thread
+# is on a CPU: samples are HZ x its CPU time to one period, loaded machine or not.
 test_expect_success 'samples = HZ x the target'"'"'s CPU time (schedstat) within 5 %' '
-	# at the highest priority: on a busy machine a task preempted at the scheduler tick
-	# also gets the samples that expire in that same interrupt, a few per cent more
-	profloop_start pl2.out -w -s 3 &&
+	# the highest priority only so that a loaded machine still gives it a CPU second
+	profloop_start pl2.out -w -s 2 &&
 	renice -n -20 -p $PL_PID >/dev/null &&
-	# 401 Hz: a period that does not fall in step with the scheduler tick
 	trace_start p2.json profile -p $PL_PID -F 401 -j &&
 	cpu0=$(schedstat_ns $PL_PID) &&
 	kill -USR1 $PL_PID &&
@@ -64,6 +64,37 @@ assert cpu > 0.5, cpu
 assert abs(d[\"samples\"] - want) <= 0.05 * want, (d[\"samples\"], want)
 assert d[\"lost\"][\"total\"] == 0, d
 " <p2.json
+'
+
+test_expect_success 'threads created after dbtap attached: each HZ x its CPU time (schedstat) within 5 %' '
+	# two threads created on SIGUSR1, which run one second each, then sleep
+	profloop_start pl9.out -w -n -s 1 &&
+	pid=$PL_PID &&
+	trace_start p9.json profile -p $pid -F 401 --by thread -j &&
+	kill -USR1 $pid &&
+	for i in $(seq 1 100); do grep -q "^done" pl9.out && break; sleep 0.1; done &&
+	test_grep "^done" pl9.out &&
+	for t in /proc/$pid/task/*; do
+		echo "${t##*/} $(cut -d" " -f1 $t/schedstat) $(cat $t/comm)" || return 1
+	done >cpu9 &&
+	trace_stop &&
+	profloop_stop &&
+	json_py "
+cpu = {}
+for line in open(\"cpu9\"):
+    tid, ns, comm = line.split()
+    cpu[int(tid)] = (int(ns) / 1e9, comm)
+got = {p.get(\"tid\", $pid): p[\"samples\"] for p in d[\"processes\"]}
+print(got, cpu)
+for tid, (secs, comm) in cpu.items():
+    if comm not in (\"pl-alpha\", \"pl-beta\"):
+        continue
+    want = 401 * secs
+    # created after dbtap attached: all of their CPU time is inside the profile
+    assert secs > 0.2, (comm, secs)
+    assert abs(got.get(tid, 0) - want) <= 0.05 * want, (comm, got.get(tid), want)
+assert sum(got.values()) == d[\"samples\"] and d[\"lost\"][\"total\"] == 0, d
+" <p9.json
 '
 
 test_expect_success 'samples on a function'"'"'s prologue or epilogue keep its caller' '

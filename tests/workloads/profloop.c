@@ -8,10 +8,13 @@
  *     then prints "done" and sleeps until killed; without -s until killed). -r DEPTH:
  *     the loop runs DEPTH calls deep inside deep() (a stack deeper than the unwinder
  *     takes, when DEPTH is over 127). -t: loop_short() calls f_short() forever instead. -n: two
- *     threads named "pl-alpha" and "pl-beta" run the loop, the main thread sleeps.
+ *     threads named "pl-alpha" and "pl-beta" run the loop, the main thread sleeps; with
+ *     -w they are created after SIGUSR1, and with -s each runs SECS seconds, then
+ *     sleeps (so its /proc/PID/task entry stays) and main prints "done" after both.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,11 +86,26 @@ __attribute__((noinline)) void deep(int depth, double secs)
 	__asm__ volatile("" ::: "memory");
 }
 
+static double thread_secs;
+static sem_t threads_done;
+
 static void *thread_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), arg);
-	loop(0);
+	loop(thread_secs);
+	sem_post(&threads_done);
+	for (;;)
+		pause();
 	return NULL;
+}
+
+static void threads_start(void)
+{
+	pthread_t a, b;
+
+	sem_init(&threads_done, 0, 0);
+	pthread_create(&a, NULL, thread_main, "pl-alpha");
+	pthread_create(&b, NULL, thread_main, "pl-beta");
 }
 
 static void on_usr1(int sig)
@@ -114,11 +132,9 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (threads) {
-		pthread_t a, b;
-		pthread_create(&a, NULL, thread_main, "pl-alpha");
-		pthread_create(&b, NULL, thread_main, "pl-beta");
-	}
+	thread_secs = secs;
+	if (threads && !wait)
+		threads_start();
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	signal(SIGUSR1, on_usr1);
@@ -127,6 +143,14 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (wait)
 		sigsuspend(&old);
+	if (threads && wait)
+		threads_start();
+	if (threads && secs > 0) {
+		for (int n = 0; n < 2;)
+			n += sem_wait(&threads_done) == 0;
+		printf("done\n");
+		fflush(stdout);
+	}
 	if (threads)
 		for (;;)
 			pause();
