@@ -922,50 +922,32 @@ static void seed(struct wait_cmd *c)
 	free(pids);
 }
 
-/* Finds the wait event word of the target: symbol, load bias, the same in every pid. */
+/* Finds the wait event word of the target (pg/layout.c): the same in every pid. */
 static int locate(struct wait_cmd *c)
 {
-	const char *binary = c->po.binary;
-	struct pg_wait_loc loc;
-	struct elf_sym sym;
-	uint64_t bias = 0;
+	struct pg_wait_word w;
 	pid_t *pids = NULL;
-	int ret = EXIT_FAIL;
-	struct elf_file *ef = elf_file_open(binary);
-
-	if (!ef)
-		return EXIT_FAIL;
-	if (pg_wait_locate(c->major, ef, &loc) < 0)
-		goto out;
-	if (elf_file_find_sym(ef, loc.symbol, &sym) < 0) {
-		error("'%s' has no symbol %s, where PostgreSQL %d keeps the wait event", binary,
-		      loc.symbol, c->major);
-		hint("a server built without exported symbols needs its debug symbols installed");
-		goto out;
-	}
-	int n = current_pids(c, &pids);
 	pid_t ref = c->t.kind == TARGET_PG ? c->t.pg.postmaster : c->t.pids[0];
-	if (proc_load_bias(ref, binary, &bias) < 0) {
-		error("cannot find where '%s' is loaded in pid %d", binary, ref);
-		hint("run as root so /proc/PID/maps can be read");
-		goto out;
-	}
+	int ret = EXIT_FAIL;
+
+	if (pg_wait_word_find(c->major, c->po.binary, ref, &w) < 0)
+		return EXIT_FAIL;
+	int n = current_pids(c, &pids);
 	for (int i = 0; c->t.kind == TARGET_PIDS && i < n; i++) {
 		uint64_t b;
-		if (proc_load_bias(pids[i], binary, &b) < 0 || b != bias) {
+		if (proc_load_bias(pids[i], c->po.binary, &b) < 0 || b != w.bias) {
 			error("pid %d does not belong to the same server as pid %d", pids[i], ref);
 			hint("trace one cluster at a time: --pg TARGET, or -p with its backends");
 			goto out;
 		}
 	}
-	c->po.ptr_addr = bias + sym.value;
-	c->po.field_off = loc.field_off;
-	verbose("wait event: *%s + %u (%s), at 0x%" PRIx64, loc.symbol, loc.field_off,
-		loc.from_dwarf ? "debug info" : "layout table", c->po.ptr_addr);
+	c->po.ptr_addr = w.ptr_addr;
+	c->po.field_off = w.field_off;
+	verbose("wait event: *%s + %u (%s), at 0x%" PRIx64, w.loc.symbol, w.field_off,
+		w.loc.from_dwarf ? "debug info" : "layout table", c->po.ptr_addr);
 	ret = 0;
 out:
 	free(pids);
-	elf_file_close(ef);
 	return ret;
 }
 

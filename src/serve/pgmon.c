@@ -1081,27 +1081,18 @@ static int open_latency(struct pgmon *m)
 	return m->lat ? 0 : -1;
 }
 
-/* The wait event word, as dbtap wait finds it: a symbol of the binary plus its load bias. */
+/* The wait event word where pg/layout.c finds it, as for dbtap wait. */
 static int open_wait(struct pgmon *m)
 {
 	struct wait_probe_opts po = {
 		.target = &m->t, .binary = m->t.pg.binary, .major = m->t.pg.major,
 	};
-	struct elf_file *ef = elf_file_open(m->t.pg.binary);
-	struct pg_wait_loc loc;
-	struct elf_sym sym;
-	uint64_t bias;
+	struct pg_wait_word w;
 
-	if (!ef)
+	if (pg_wait_word_find(m->t.pg.major, m->t.pg.binary, m->t.pg.postmaster, &w) < 0)
 		return -1;
-	if (pg_wait_locate(m->t.pg.major, ef, &loc) < 0 || elf_file_find_sym(ef, loc.symbol, &sym) < 0 ||
-	    proc_load_bias(m->t.pg.postmaster, m->t.pg.binary, &bias) < 0) {
-		elf_file_close(ef);
-		return -1;
-	}
-	elf_file_close(ef);
-	po.ptr_addr = bias + sym.value;
-	po.field_off = loc.field_off;
+	po.ptr_addr = w.ptr_addr;
+	po.field_off = w.field_off;
 	po.idle_event = pg_wait_event_lookup(m->t.pg.major, "Client", "ClientRead");
 	if (!po.idle_event)
 		po.idle_event = 0x06000000u;
