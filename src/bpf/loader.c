@@ -46,16 +46,44 @@ int bpf_loader_progs(const struct bpf_object *obj, int *fds, const char **names,
 	return n;
 }
 
-struct ring_buffer *bpf_loader_ring(const struct bpf_map *map, ring_buffer_sample_fn fn,
-				    void *ctx, const char *what)
+static int ring_rec(void *ctx, void *data, size_t len)
 {
-	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
+	struct bpf_ring *r = ctx;
 
-	if (!rb) {
+	if (r->deliver(data, len, r->fn, r->arg))
+		r->nrec++;
+	return 0;
+}
+
+int bpf_loader_ring(struct bpf_ring *r, const struct bpf_map *map,
+		    bool (*deliver)(const void *data, size_t len, bpf_ring_fn fn, void *arg),
+		    const char *what)
+{
+	memset(r, 0, sizeof(*r));
+	r->deliver = deliver;
+	r->rb = ring_buffer__new(bpf_map__fd(map), ring_rec, r, NULL);
+	if (!r->rb) {
 		error_errno("cannot open the %s ring buffer", what);
 		hint("run as root; 'dbtap doctor' checks BPF support");
+		return -1;
 	}
-	return rb;
+	return 0;
+}
+
+int bpf_loader_consume(struct bpf_ring *r, bpf_ring_fn fn, void *arg)
+{
+	r->fn = fn;
+	r->arg = arg;
+	r->nrec = 0;
+	if (ring_buffer__consume(r->rb) < 0)
+		return -1;
+	return r->nrec;
+}
+
+void bpf_loader_ring_free(struct bpf_ring *r)
+{
+	ring_buffer__free(r->rb);
+	r->rb = NULL;
 }
 
 void bpf_loader_links_destroy(struct bpf_link **links, int n)

@@ -35,11 +35,29 @@ int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struc
 int bpf_loader_progs(const struct bpf_object *obj, int *fds, const char **names, int max);
 
 /*
- * The ring buffer of a loaded object's map, polled with fn(ctx, ...); NULL with the
- * error (naming what: "profile") and a hint printed.
+ * A loaded object's ring buffer and the one drain every loader shares. deliver is the
+ * loader's typed adapter: it checks a record (its length and fields come from the
+ * kernel side and are checked before use), hands it to the caller's fn (the callback
+ * of the loader's own type, through bpf_ring_fn; NULL: none) and says whether it
+ * counted.
  */
-struct ring_buffer *bpf_loader_ring(const struct bpf_map *map, ring_buffer_sample_fn fn,
-				    void *ctx, const char *what);
+typedef void (*bpf_ring_fn)(void);
+struct bpf_ring {
+	struct ring_buffer *rb;
+	bool (*deliver)(const void *data, size_t len, bpf_ring_fn fn, void *arg);
+	bpf_ring_fn fn;
+	void *arg;
+	int nrec;
+};
+
+/* Opens r on map; 0, or -1 with the error (naming what: "profile") and a hint printed. */
+int bpf_loader_ring(struct bpf_ring *r, const struct bpf_map *map,
+		    bool (*deliver)(const void *data, size_t len, bpf_ring_fn fn, void *arg),
+		    const char *what);
+/* Every record waiting, each through deliver to fn(..., arg): how many counted, or -1. */
+int bpf_loader_consume(struct bpf_ring *r, bpf_ring_fn fn, void *arg);
+/* Frees r's ring buffer; safe on a zeroed or freed one. */
+void bpf_loader_ring_free(struct bpf_ring *r);
 
 /* Destroys n links and frees the array (links may be NULL). */
 void bpf_loader_links_destroy(struct bpf_link **links, int n);

@@ -21,12 +21,9 @@ struct pgmark_probe {
 	struct links links;
 	struct probe_list probes;
 	int nsites;
-	struct ring_buffer *rb;
+	struct bpf_ring ring;
 	int ncpus;
 	void *percpu;
-	void (*fn)(const struct pgmark_rec *, const char *, void *);
-	void *arg;
-	int nrec;
 };
 
 void pgmark_probe_destroy(struct pgmark_probe *p)
@@ -35,30 +32,29 @@ void pgmark_probe_destroy(struct pgmark_probe *p)
 		return;
 	links_release(&p->links);
 	probe_list_free(&p->probes);
-	ring_buffer__free(p->rb);
+	bpf_loader_ring_free(&p->ring);
 	pgmark__destroy(p->skel);
 	free(p->percpu);
 	free(p);
 }
 
-static int on_rec(void *ctx, void *data, size_t len)
+/* A marker record, checked, and its statement text bounded, to the caller's callback. */
+static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 {
-	struct pgmark_probe *p = ctx;
 	const struct pgmark_rec *r = data;
 	char text[PGMARK_TEXT_LEN];
 
 	if (len < sizeof(*r) || r->kind == 0 || r->kind >= PGMARK_KINDS)
-		return 0;
+		return false;
 	text[0] = '\0';
 	if (r->kind == PGMARK_QUERY_START && len >= sizeof(struct pgmark_text_rec)) {
 		/* what the server passed: bounded and terminated here, whatever the kernel copied */
 		memcpy(text, ((const struct pgmark_text_rec *)data)->text, sizeof(text));
 		text[sizeof(text) - 1] = '\0';
 	}
-	p->nrec++;
-	if (p->fn)
-		p->fn(r, text, p->arg);
-	return 0;
+	if (fn)
+		((void (*)(const struct pgmark_rec *, const char *, void *))fn)(r, text, arg);
+	return true;
 }
 
 int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts *o)
@@ -94,8 +90,7 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 	bpf_program__set_autoload(p->skel->progs.query_start, o->statements);
 	if (bpf_loader_load(p->skel->skeleton, "pgmark", o->target))
 		goto fail;
-	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "pgmark");
-	if (!p->rb)
+	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "pgmark"))
 		goto fail;
 	/* Ends before starts: a start alone would leave open spans with nothing to close them. */
 	struct { const char *name; enum pgmark_kind kind; bool stmt; } at[] = {
@@ -143,12 +138,7 @@ int pgmark_probe_consume(struct pgmark_probe *p,
 			 void (*fn)(const struct pgmark_rec *r, const char *text, void *arg),
 			 void *arg)
 {
-	p->fn = fn;
-	p->arg = arg;
-	p->nrec = 0;
-	if (ring_buffer__consume(p->rb) < 0)
-		return -1;
-	return p->nrec;
+	return bpf_loader_consume(&p->ring, (bpf_ring_fn)fn, arg);
 }
 
 static int read_hist(struct pgmark_probe *p, __u32 which, struct hist *h)

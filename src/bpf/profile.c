@@ -21,10 +21,7 @@ struct profile_probe {
 	struct sample_set events;
 	struct bpf_link **links;
 	int nlinks, caplinks;
-	struct ring_buffer *rb;
-	void (*fn)(const struct profile_rec *, void *);
-	void *arg;
-	int nrec;
+	struct bpf_ring ring;
 	int ncpus;
 };
 
@@ -34,21 +31,19 @@ void profile_probe_destroy(struct profile_probe *p)
 		return;
 	bpf_loader_links_destroy(p->links, p->nlinks);
 	sample_set_close(&p->events);
-	ring_buffer__free(p->rb);
+	bpf_loader_ring_free(&p->ring);
 	profile__destroy(p->skel);
 	free(p);
 }
 
-static int on_rec(void *ctx, void *data, size_t len)
+/* A sample record, checked, to the caller's callback. */
+static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 {
-	struct profile_probe *p = ctx;
-
 	if (len < sizeof(struct profile_rec))
-		return 0;
-	p->nrec++;
-	if (p->fn)
-		p->fn(data, p->arg);
-	return 0;
+		return false;
+	if (fn)
+		((void (*)(const struct profile_rec *, void *))fn)(data, arg);
+	return true;
 }
 
 static int sample_open_error(const struct perf_event_desc *ev, int err)
@@ -236,8 +231,7 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	bpf_program__set_autoload(p->skel->progs.profile_raw_tp, !!o->tracepoint);
 	if (bpf_loader_load(p->skel->skeleton, "profile", o->t))
 		goto fail;
-	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "profile");
-	if (!p->rb)
+	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "profile"))
 		goto fail;
 	if (o->tracepoint ? attach_tracepoint(p, o->tracepoint) :
 	    per_thread	  ? attach_threads(p, o) :
@@ -253,12 +247,7 @@ fail:
 int profile_probe_consume(struct profile_probe *p,
 			  void (*fn)(const struct profile_rec *r, void *arg), void *arg)
 {
-	p->fn = fn;
-	p->arg = arg;
-	p->nrec = 0;
-	if (ring_buffer__consume(p->rb) < 0)
-		return -1;
-	return p->nrec;
+	return bpf_loader_consume(&p->ring, (bpf_ring_fn)fn, arg);
 }
 
 int profile_probe_read(struct profile_probe *p, struct profile_counts *c)

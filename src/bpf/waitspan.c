@@ -20,11 +20,8 @@
 struct waitspan_probe {
 	struct waitspan *skel;
 	struct links links;
-	struct ring_buffer *rb;
+	struct bpf_ring ring;
 	int ncpus;
-	void (*fn)(const struct waitspan_rec *, void *);
-	void *arg;
-	int nrec;
 };
 
 void waitspan_probe_destroy(struct waitspan_probe *p)
@@ -32,22 +29,21 @@ void waitspan_probe_destroy(struct waitspan_probe *p)
 	if (!p)
 		return;
 	links_release(&p->links);
-	ring_buffer__free(p->rb);
+	bpf_loader_ring_free(&p->ring);
 	waitspan__destroy(p->skel);
 	free(p);
 }
 
-static int on_rec(void *ctx, void *data, size_t len)
+/* A wait span, checked, to the caller's callback. */
+static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 {
-	struct waitspan_probe *p = ctx;
 	const struct waitspan_rec *r = data;
 
 	if (len < sizeof(*r) || r->t1_ns < r->t0_ns)
-		return 0;
-	p->nrec++;
-	if (p->fn)
-		p->fn(r, p->arg);
-	return 0;
+		return false;
+	if (fn)
+		((void (*)(const struct waitspan_rec *, void *))fn)(r, arg);
+	return true;
 }
 
 int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe_opts *o)
@@ -70,8 +66,7 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	bpf_map__set_max_entries(p->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
 	if (bpf_loader_load(p->skel->skeleton, "waitspan", o->target))
 		goto fail;
-	p->rb = bpf_loader_ring(p->skel->maps.ring, on_rec, p, "waitspan");
-	if (!p->rb)
+	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "waitspan"))
 		goto fail;
 	attach_plan_init(&plan, o->target);
 	attach_plan_prog(&plan, p->skel->progs.waitspan_switch, "to the sched_switch tracepoint");
@@ -89,12 +84,7 @@ fail:
 int waitspan_probe_consume(struct waitspan_probe *p,
 			   void (*fn)(const struct waitspan_rec *r, void *arg), void *arg)
 {
-	p->fn = fn;
-	p->arg = arg;
-	p->nrec = 0;
-	if (ring_buffer__consume(p->rb) < 0)
-		return -1;
-	return p->nrec;
+	return bpf_loader_consume(&p->ring, (bpf_ring_fn)fn, arg);
 }
 
 int waitspan_probe_open_waits(struct waitspan_probe *p, uint64_t now_ns,

@@ -21,17 +21,19 @@ struct watch_probe {
 	struct breakpoint_set bps;
 	struct bpf_link **links;
 	int nlinks;
-	struct ring_buffer *rb;
+	struct bpf_ring ring;
 	int (*on_event)(void *ctx, const struct watch_event *e);
 	void *ctx;
 };
 
-static int handle_event(void *ctx, void *data, size_t size)
+/* An event record, checked, to the command's callback. */
+static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 {
-	struct watch_probe *w = ctx;
-	if (size < sizeof(struct watch_event))
-		return 0;
-	return w->on_event ? w->on_event(w->ctx, data) : 0;
+	if (len < sizeof(struct watch_event))
+		return false;
+	if (fn)
+		((int (*)(void *, const struct watch_event *))fn)(arg, data);
+	return true;
 }
 
 struct watch_probe *watch_probe_load(const struct watch_opts *o)
@@ -53,8 +55,7 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o)
 	if (bpf_loader_load(w->skel->skeleton, "watch", o->target))
 		goto fail;
 	if (o->events) {
-		w->rb = bpf_loader_ring(w->skel->maps.events, handle_event, w, "watch event");
-		if (!w->rb)
+		if (bpf_loader_ring(&w->ring, w->skel->maps.events, deliver, "watch event"))
 			goto fail;
 	}
 	return w;
@@ -97,11 +98,11 @@ fail:
 	return -1;
 }
 
-int watch_probe_poll_events(struct watch_probe *w, int timeout_ms)
+int watch_probe_poll_events(struct watch_probe *w)
 {
-	if (!w->rb)
+	if (!w->ring.rb)
 		return 0;
-	return timeout_ms > 0 ? ring_buffer__poll(w->rb, timeout_ms) : ring_buffer__consume(w->rb);
+	return bpf_loader_consume(&w->ring, (bpf_ring_fn)w->on_event, w->ctx);
 }
 
 int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out)
@@ -168,7 +169,7 @@ void watch_probe_destroy(struct watch_probe *w)
 	/* Links first so no program runs on a closed event, then the breakpoints. */
 	bpf_loader_links_destroy(w->links, w->nlinks);
 	breakpoint_set_close(&w->bps);
-	ring_buffer__free(w->rb);
+	bpf_loader_ring_free(&w->ring);
 	watch__destroy(w->skel);
 	free(w);
 }

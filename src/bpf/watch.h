@@ -33,7 +33,7 @@ struct watch_opts {
 	const struct target *target;
 	bool events;                     /* stream every hit through the ring buffer */
 	uint32_t ring_bytes;             /* its size: a power of 2, >= the page size; 0: 1 MiB */
-	/* Called for each event from watch_probe_poll_events(); return non-zero to stop. */
+	/* Called for each event from watch_probe_poll_events(); its value is not used. */
 	int (*on_event)(void *ctx, const struct watch_event *e);
 	void *ctx;
 };
@@ -56,8 +56,8 @@ struct watch_probe *watch_probe_load(const struct watch_opts *o);
  * all slots are taken); nothing stays attached then.
  */
 int watch_probe_attach(struct watch_probe *w, uint64_t addr, int len, enum watch_mode mode);
-/* Hands pending events to on_event; waits up to timeout_ms (0: do not wait). */
-int watch_probe_poll_events(struct watch_probe *w, int timeout_ms);
+/* Hands pending events to on_event, without waiting: how many, or -1. */
+int watch_probe_poll_events(struct watch_probe *w);
 /* Counts per process so far (totals since attach); *out is malloc'd. Number or -1. */
 int watch_probe_read_counts(struct watch_probe *w, struct watch_count **out);
 /* The title recorded at pid's first hit into buf; 0, or -1 when none was. */

@@ -227,7 +227,7 @@ static bool poll_events(void *arg)
 	uint64_t v;
 
 	if (c->probe) {
-		watch_probe_poll_events(c->probe, 0);
+		watch_probe_poll_events(c->probe);
 		refresh_counts(c);
 	}
 	if (c->poll && c->have_start && !c->gone) {
@@ -356,7 +356,7 @@ static void report_interval(struct watch_cmd *c, const struct frame_report *r)
 		writes = c->have_start ? mask_value(c->value_last - c->value_prev, c->loc.len) : 0;
 		c->value_prev = c->value_last;
 	} else {
-		watch_probe_poll_events(c->probe, 0);
+		watch_probe_poll_events(c->probe);
 		uint64_t total = refresh_counts(c);
 		writes = total - c->prev_total;
 		c->prev_total = total;
@@ -407,7 +407,7 @@ static void report_summary(struct watch_cmd *c, const struct frame_report *r)
 		}
 		total = have_value && c->have_start ? mask_value(value - c->value_start, c->loc.len) : 0;
 	} else {
-		watch_probe_poll_events(c->probe, 0);
+		watch_probe_poll_events(c->probe);
 		total = refresh_counts(c);
 	}
 
