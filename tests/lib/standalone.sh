@@ -5,6 +5,8 @@
 #	                           without ./dbtap, makes $TRASH (/tmp/dbtap-NAME.XXXXXX),
 #	                           and stops every cluster and removes $TRASH on exit,
 #	                           Ctrl-C and SIGTERM. Sets ROOT and DBTAP.
+#	                           A watchdog does the same once the script's pid is gone
+#	                           when no trap could: SIGKILL, or a script that exec'd.
 #	test_atexit CMD            runs CMD at exit, before what was registered earlier
 #	standalone_cluster [init]  starts cluster "bench" (autovacuum off) from a private copy
 #	                           of the server binary, with init pgbench's tables (scale 4)
@@ -23,6 +25,8 @@ standalone_cleanup() {
 		eval "$c" >/dev/null 2>&1
 	done
 	[ -n "$TRASH" ] && rm -rf "$TRASH"
+	# all done here: the watchdog is not needed (its tail ends with this process)
+	[ -n "$standalone_watchdog_pid" ] && kill "$standalone_watchdog_pid" 2>/dev/null
 }
 
 standalone_init() {
@@ -42,6 +46,44 @@ standalone_init() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	. "$ROOT/tests/lib/pg.sh"
+	standalone_watchdog
+}
+
+# SIGKILL runs no trap, and a script that execs (bench/profile.sh hands over to python)
+# has dropped them: clusters would outlive it. A watchdog in a session of its own (a
+# kill of the script's process group misses it; no terminal, no pipe of the script's
+# held open) waits for this pid to go, then stops every cluster under $TRASH (immediate,
+# then SIGKILL of the postmaster) and removes $TRASH, the /tmp directories its links
+# point at and its port reservations. After a normal exit the trap has done all that.
+standalone_watchdog() {
+	# what it needs in its environment, not its arguments: pgrep -f $TRASH finds none of
+	# it; started from a subshell, so that it is no child of the script (a bare `wait`
+	# there would wait for it)
+	standalone_watchdog_pid=$(
+	STANDALONE_OWNER=$$ STANDALONE_TRASH=$TRASH STANDALONE_BINDIR=$PG_BINDIR setsid bash -c '
+		owner=$STANDALONE_OWNER trash=$STANDALONE_TRASH bindir=$STANDALONE_BINDIR
+		tail --pid="$owner" -f /dev/null
+		[ -d "$trash" ] || exit 0
+		for pidfile in "$trash"/*/data/postmaster.pid; do
+			[ -f "$pidfile" ] || continue
+			data=$(realpath "${pidfile%/postmaster.pid}")
+			pid=$(head -n1 "$pidfile")
+			runuser -u postgres -- "$bindir/pg_ctl" -D "$data" -m immediate -w -t 10 stop
+			if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+			   [ "$(readlink "/proc/$pid/cwd")" = "$data" ]; then
+				kill -9 "$pid"
+			fi
+		done
+		for link in "$trash"/*; do
+			[ -L "$link" ] && rm -rf "$(readlink "$link")"
+		done
+		for owner_file in /tmp/dbtap-test-port.*/owner; do
+			[ "$(cat "$owner_file" 2>/dev/null)" = "$trash" ] && rm -rf "${owner_file%/owner}"
+		done
+		rm -rf "$trash"
+	' </dev/null >/dev/null 2>&1 &
+	echo $!
+	)
 }
 
 # Uprobes belong to the binary's file: from a private copy, other tracers on this machine
