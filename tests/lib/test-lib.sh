@@ -15,7 +15,8 @@
 # Each test body is eval'ed in the test file's shell (variables persist between
 # tests), in $TRASH, with its output captured; it passes when its last command exits 0,
 # so chain commands with &&. On failure the captured output is printed as "# " lines
-# on stderr. DBTAP_TEST_VERBOSE=1 shows every body's output instead.
+# on stderr. DBTAP_TEST_VERBOSE=1 shows every body's output instead, DBTAP_TEST_TIMES=1
+# each passed test's wall time.
 # Every test file gets a fresh $TRASH = tests/t/trash.NAME; it is removed when all
 # tests pass (kept on failure, or with DBTAP_TEST_KEEP=1).
 #
@@ -194,14 +195,25 @@ test_expect_success() {
 	[ $# = 2 ] || test_bail "test_expect_success needs 2 or 3 arguments, got $#: $1"
 	test_prereq_skip "$prereq" "$1" && return 0
 	test_count=$((test_count + 1))
+	local test_start_=$EPOCHREALTIME
 	if test_run_body "$2"; then
 		printf 'ok %d - %s\n' "$test_count" "$1"
+		test_time "$test_start_" "$1"
 	else
 		test_failed=$((test_failed + 1))
 		printf 'not ok %d - %s\n' "$test_count" "$1"
 		printf '#\t%s\n' "$(printf '%s' "$2" | sed '2,$s/^/#\t/')" >&2
 		test_show_output
 	fi
+}
+
+# test_time START TITLE: with DBTAP_TEST_TIMES set, the wall time of a passed test
+# since START ($EPOCHREALTIME) on stderr, to find where a file spends its time.
+test_time() {
+	[ -n "$DBTAP_TEST_TIMES" ] || return 0
+	local us=$(( 10#${EPOCHREALTIME//[.,]/} - 10#${1//[.,]/} ))
+	printf '# %4d.%02d s  %s %d - %s\n' $((us / 1000000)) $((us % 1000000 / 10000)) \
+		"$TEST_NAME" "$test_count" "$2" >&2
 }
 
 # test_expect_failure [PREREQ] 'title' 'body': a known breakage, reported as TODO.
