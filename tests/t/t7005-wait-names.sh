@@ -37,12 +37,24 @@ test_expect_success 'each id of --list-events: pg_stat_activity prints the same 
 	mem = os.open("/proc/%d/mem" % pid, os.O_RDWR)
 	word = struct.unpack("<Q", os.pread(mem, 8, start + sym))[0]
 	orig = os.pread(mem, 4, word)
+	# one psql session asks every question (a psql per id would cost seconds): each
+	# query is its own transaction, so each reads the word anew; \echo marks its end
+	psql = subprocess.Popen(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-F", "|"],
+	                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+	def ask(sql):
+	    psql.stdin.write(sql + ";\n\\echo --end--\n")
+	    psql.stdin.flush()
+	    out = []
+	    for l in psql.stdout:
+	        if l == "--end--\n":
+	            return "".join(out)
+	        out.append(l)
+	    raise SystemExit("psql ended: %s" % sql)
 	def server_says(info):
 	    for _ in range(3):
 	        os.pwrite(mem, struct.pack("<I", info), word)
-	        out = subprocess.run(["psql", "-XAtq", "-F", "|", "-c",
-	                              "select wait_event_type, wait_event from pg_stat_activity"
-	                              " where pid = %d" % pid], capture_output=True, text=True).stdout
+	        out = ask("select wait_event_type, wait_event from pg_stat_activity"
+	                  " where pid = %d" % pid)
 	        if struct.unpack("<I", os.pread(mem, 4, word))[0] == info:
 	            return tuple(out.strip().split("|"))
 	    raise SystemExit("the backend kept rewriting its wait event")
@@ -65,6 +77,8 @@ test_expect_success 'each id of --list-events: pg_stat_activity prints the same 
 	    if got[1] not in ("unknown wait event", "???", ""):
 	        bad.append((hex(info + 1), got, "past the end"))
 	os.pwrite(mem, orig, word)
+	psql.stdin.close()
+	assert psql.wait() == 0
 	assert not bad, bad
 	print(len(events), "ids checked")
 	PY
