@@ -28,6 +28,17 @@ fi
 [ -x "$PG_BINDIR/postgres" ] || test_skip_all "no PostgreSQL server found (install postgresql)"
 export PG_BINDIR
 
+# psql and pgbench from their own directory, the newest version's: Debian's /usr/bin
+# ones are links to pg_wrapper, a Perl script that picks the same binary after tens of
+# milliseconds, and the suite runs psql thousands of times. (PG_BINDIR may be a copy
+# holding the server alone: pgcopy.sh.)
+for pg_client_dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+	if [ -x "$pg_client_dir/psql" ] && [ -x "$pg_client_dir/pgbench" ]; then
+		PATH="$pg_client_dir:$PATH"
+		break
+	fi
+done
+
 pg_clusters=()
 
 # Runs a command as the postgres user (the server refuses to run as root).
