@@ -83,10 +83,12 @@ session_start() {
 		for i in $(seq 1 "$2"); do echo "select txid_current();"; done
 	} | psql -XAtq -v ON_ERROR_STOP=1 -f - >"$1.out" &
 	session_bg=$!
-	for i in $(seq 1 100); do
+	# up to 30 s: a loaded machine takes seconds to start psql and its backend
+	for i in $(seq 1 600); do
 		[ -s "$1.out" ] && head -n1 "$1.out" >"$1.pid" && return 0
 		sleep 0.05
 	done
+	echo "session $1: no backend pid within 30 s"
 	return 1
 }
 
