@@ -173,19 +173,23 @@ unit-test: $(UNIT_BINS)
 tap-test: $(DBTAP_BIN) workloads
 	@cd tests/t && DBTAP_BIN=$(abspath $(DBTAP_BIN)) DBTAP_TEST_LONG=$(LONG) prove --timer $(if $(T),$(T),t[0-9]*.sh)
 
+# A plain `make check` (CI runs it so) builds on every CPU; a -jN given is kept. Expanded
+# in the recipes, where MAKEFLAGS holds the -j of the command line.
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
+
 ifeq ($(SANITIZE),1)
 # A short subset: bad input of every kind, a probe attached and detached, a saved run.
 SAN_TAP ?= t0000-basic.sh t0300-errors.sh t2200-target-errors.sh t3003-watch-expr.sh \
            t5002-stat-compare.sh
 check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory $(CHECK_J) all
+	@$(MAKE) --no-print-directory $(CHECK_J) unit-test
 	@$(MAKE) --no-print-directory tap-test T='$(SAN_TAP)'
 else
 check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit-test
-	@$(MAKE) --no-print-directory fuzz-check
+	@$(MAKE) --no-print-directory $(CHECK_J) all
+	@$(MAKE) --no-print-directory $(CHECK_J) unit-test
+	@$(MAKE) --no-print-directory $(CHECK_J) fuzz-check
 	@$(MAKE) --no-print-directory tap-test
 endif
 

@@ -3,7 +3,7 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer into build/fuzz/obj, so a target can
 # call any parser. `make fuzz` runs each target FUZZ_S seconds; `make fuzz-check`
 # (part of `make check`) runs each over its seeds and regression inputs, then
-# FUZZ_CHECK_S seconds of new inputs.
+# FUZZ_CHECK_S seconds of new inputs, FUZZ_JOBS targets at a time.
 
 FUZZ_CC      ?= clang
 FUZZ_S       ?= 60
@@ -36,8 +36,10 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@tests/fuzz/run $(FUZZ_S) $(FUZZ)
 
+# each target is one process: fuzz-check runs one per CPU at a time
+FUZZ_JOBS ?= $(shell nproc)
 fuzz-check: fuzz-build
-	@tests/fuzz/run --check $(FUZZ_CHECK_S) $(FUZZ)
+	@tests/fuzz/run --check -j $(FUZZ_JOBS) $(FUZZ_CHECK_S) $(FUZZ)
 
 $(BUILD)/fuzz/obj/bpf/corebtf.o: $(BUILD)/min_core_btf.h
 
