@@ -9,7 +9,8 @@
 #
 # One throwaway cluster, from a private copy of the server binary; the runs, the figures and the options are bench/lib/abrun.py's
 # (--commands tps,wait,..., --workload txid|select|tpcb, --clients N, --threads N,
-# --json FILE, --no-diag to skip the BPF statistics run and the probe costs).
+# --json FILE, --no-diag to skip the BPF statistics run and the probe costs, --perf to
+# sample the backends in that run: the trap's kernel path and the programs per transaction).
 # Ratios measured side by side, never absolute targets: machines differ.
 PAIRS=5
 SECS=10

@@ -37,6 +37,14 @@
 # and one watchpoint hit here; with --diag, each command's predicted cost per
 # transaction: its programs' runs per transaction x (the mechanism's trap cost +
 # the program's own ns per run).
+# --perf (with --diag): during that run, `perf record -e cpu-clock -g` samples the
+# client backends, and each sample is put where its stack says: in the int3 trap
+# (asm_exc_int3 on the stack: a uprobe or USDT site), of that inside a BPF program
+# (a bpf_prog_ frame), in a debug exception (a watchpoint), in a BPF program outside
+# a trap (a tracepoint, a perf event), or elsewhere. Shares of the backends' own
+# samples in one run: the machine's drift between runs does not enter, so this is
+# the probe's cost per transaction split into the kernel's trap path and the
+# program, the backends' CPU per transaction times each share.
 # Ratios measured side by side, never absolute targets: machines differ.
 import argparse
 import ctypes
@@ -379,10 +387,12 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
             break
         time.sleep(0.01)
     s0 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
+    perf = perf_start(client_backends(a.pg_pid), workdir) if diag_ids and a.perf else None
     time.sleep(max(0.0, s0["t"] + a.secs - time.time()))
     s1 = snapshot(a.pg_pid, pgb.pid, tpid, progs)
     # pgbench, or one of its connections, ended before the window did
     late = pgb.poll() is not None
+    shares = perf_stop(perf) if perf else None  # perf script takes seconds
     out, err = pgb.communicate()
     if pgb.returncode != 0:
         raise RuntimeError(f"pgbench exited {pgb.returncode}: {err.strip()[-500:]}")
@@ -419,6 +429,11 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
         "others_pct": max(0.0, 100 * busy - (cpu + pgb_cpu + tracer_cpu) / (dt * ncpu) / 1e7),
         "nice_pct": 100 * nice, "steal_pct": 100 * steal, "load1": s1["load1"],
     }
+    backend_cpu = sum(c - s0["procs"][p][0] for p, (c, _, t) in s1["procs"].items()
+                      if "[local]" in t and p in s0["procs"])
+    r["backend_cpu_ns_per_tx"] = backend_cpu / n
+    if shares:
+        r["perf"] = shares
     if diag_ids:
         r["programs"] = []
         for i, (cnt, ns) in sorted(s1["progs"].items()):
@@ -428,6 +443,50 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
             r["programs"].append({"id": i, "name": name, "type": typ, "runs_per_tx": runs / n,
                                   "ns_per_run": (ns - n0) / runs if runs else 0.0})
     return r
+
+
+def perf_start(pids, workdir):
+    """perf record of the client backends' CPU (cpu-clock: no PMU needed), or None."""
+    out = os.path.join(workdir, "diag.perf")
+    try:
+        p = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "1999", "-g",
+                              "-p", ",".join(map(str, pids)), "-o", out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as e:
+        print(f"  --perf: {e}", file=sys.stderr)
+        return None
+    return p, out
+
+
+PERF_KINDS = ("trap_kernel", "trap_bpf", "debug_exception", "bpf_other", "rest")
+
+
+def perf_stop(perf):
+    """Stops perf and puts each sample where its stack says (see the top of this file):
+    {kind: share of the samples}, and the sample count."""
+    p, path = perf
+    p.send_signal(signal.SIGINT)
+    p.wait()
+    out = subprocess.run(["perf", "script", "-i", path, "-F", "ip,sym"],
+                         capture_output=True, text=True).stdout
+    n = 0
+    c = dict.fromkeys(PERF_KINDS, 0)
+    for block in out.split("\n\n"):
+        syms = [(l.split(None, 1) + ["?"])[1] for l in block.strip().splitlines() if l.strip()]
+        if not syms:
+            continue
+        n += 1
+        bpf = any(x.startswith("bpf_prog_") for x in syms)
+        if "asm_exc_int3" in syms:
+            c["trap_bpf" if bpf else "trap_kernel"] += 1
+        elif "asm_exc_debug" in syms:
+            c["debug_exception"] += 1
+        elif bpf:
+            c["bpf_other"] += 1
+        else:
+            c["rest"] += 1
+    os.unlink(path)
+    return {"samples": n, **{k: v / max(1, n) for k, v in c.items()}}
 
 
 def run_one(a, workdir, name, diag=False):
@@ -520,10 +579,15 @@ def summarize(name, pairs, diag, costs):
         "nice_pct": med([x["nice_pct"] for p in pairs for x in p]),
         "steal_pct": med([x["steal_pct"] for p in pairs for x in p]),
         "load1": med([x["load1"] for p in pairs for x in p]),
-        "predicted_ns_per_tx": None, "programs": None,
+        "predicted_ns_per_tx": None, "programs": None, "perf": None, "perf_ns_per_tx": None,
     }
     if diag:
         row["programs"] = diag["programs"]
+        if diag.get("perf"):
+            # the probe's parts per transaction, from the diag run's own samples
+            row["perf"] = diag["perf"]
+            row["perf_ns_per_tx"] = {k: diag["perf"][k] * diag["backend_cpu_ns_per_tx"]
+                                     for k in PERF_KINDS}
         if costs:
             row["predicted_ns_per_tx"] = predicted_ns(diag["programs"], costs)
     goals = []
@@ -569,6 +633,10 @@ def print_table(rows, a, costs):
             print(f"  {r['command']}: " + "; ".join(
                 f"{p['name']} ({p['type']}) {p['runs_per_tx']:.2f} runs/tx {p['ns_per_run']:.0f} ns/run"
                 for p in r["programs"] if p["runs_per_tx"] > 0 or p["ns_per_run"] > 0))
+        if r.get("perf"):
+            print(f"  {r['command']}: perf, {r['perf']['samples']} samples of the backends: " +
+                  "; ".join(f"{k} {100 * r['perf'][k]:.1f}% {r['perf_ns_per_tx'][k]:.0f} ns/tx"
+                            for k in PERF_KINDS if k != "rest" and r["perf"][k] > 0))
 
 
 def main():
@@ -584,6 +652,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--diag", nargs="?", const="all", default="")
     ap.add_argument("--probe-cost", action="store_true")
+    ap.add_argument("--perf", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--workdir", default=".")
     a = ap.parse_args()
