@@ -180,17 +180,19 @@ static __always_inline void run_start(struct scratch *s, __u64 key)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
 
-	if (r) {
-		run_init(r, key);
-		return;
+	if (!r) {
+		/* a zeroed entry (inactive), then filled in place: one copy of run_init */
+		__builtin_memset(&s->run, 0, sizeof(s->run));
+		bpf_map_update_elem(&runs, &tid, &s->run, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&runs, &tid);
+		if (!r) {
+			struct stat_drops *d = drops_get();
+			if (d)
+				d->runs_full++;
+			return;
+		}
 	}
-	__builtin_memset(&s->run, 0, sizeof(s->run));
-	run_init(&s->run, key);
-	if (bpf_map_update_elem(&runs, &tid, &s->run, BPF_ANY)) {
-		struct stat_drops *d = drops_get();
-		if (d)
-			d->runs_full++;
-	}
+	run_init(r, key);
 }
 
 static __always_inline void hist_add(__u64 key, __u32 fig, __u64 v)
