@@ -8,7 +8,8 @@
 #	    default 5 pairs of 10 s for every command, with BPF statistics and probe costs
 #
 # One throwaway cluster, from a private copy of the server binary; the runs, the figures and the options are bench/lib/abrun.py's
-# (--commands tps,wait,..., --workload txid|select|tpcb, --clients N, --threads N,
+# (--commands tps,wait,..., --workload txid|select|tpcb, --builtin tpcb-like (pgbench's
+# built-in script of that name, -b; simple-update, select-only), --clients N, --threads N,
 # --json FILE, --no-diag to skip the BPF statistics run and the probe costs, --perf to
 # sample the backends in that run: the trap's kernel path and the programs per transaction).
 # Ratios measured side by side, never absolute targets: machines differ.
@@ -26,7 +27,8 @@ standalone_init bench-overhead "BPF, uprobes, perf events"
 
 # pgbench's tables only for the workloads that use them
 case " ${args[*]} " in
-*" --workload select "* | *" --workload tpcb "* | *" --workload=select "* | *" --workload=tpcb "*)
+*" --workload select "* | *" --workload tpcb "* | *" --workload=select "* | *" --workload=tpcb "* | \
+*" --builtin "* | *" --builtin="*)
 	standalone_cluster init ;;
 *)	standalone_cluster ;;
 esac

@@ -3,7 +3,8 @@
 # from interleaved untraced/traced runs: the one A/B loop every script in bench/ uses.
 #
 #   abrun.py --pg-pid PID --pgdata DIR [--pairs N] [--secs S] [--warm S]
-#            [--commands NAME,...] [--workload txid|select|tpcb] [--clients N]
+#            [--commands NAME,...] [--workload txid|select|tpcb] [--builtin SCRIPT]
+#            [--clients N]
 #            [--threads N] [--diag [NAME,...]] [--probe-cost] [--json FILE]
 #
 # Needs PGHOST/PGPORT/PGUSER/PGDATABASE of the cluster in the environment and
@@ -315,6 +316,11 @@ WORKLOADS = {
     "tpcb": [],
 }
 
+# --builtin NAME: pgbench's own script of that name (-b NAME), on its initialised tables;
+# the TPC-B-like one is seven statements per transaction (BEGIN, three UPDATEs, a SELECT,
+# an INSERT, END), so a probe per statement fires seven times for each transaction probe
+BUILTINS = ("tpcb-like", "simple-update", "select-only")
+
 
 def client_backends(postmaster):
     """Children of the postmaster serving a client (the cluster listens on its socket
@@ -369,7 +375,8 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     # pgbench's -T counts whole seconds from after its connections: past the window
     total_s = math.ceil(a.warm + a.secs + 0.3)
     cmd = (["pgbench", "-n", "-c", str(a.clients), "-j", str(a.threads), "-T", str(total_s),
-            "-l", "--log-prefix", os.path.join(logdir, "tx")] + WORKLOADS[a.workload])
+            "-l", "--log-prefix", os.path.join(logdir, "tx")] +
+           (["-b", a.builtin] if a.builtin else WORKLOADS[a.workload]))
     t_start = time.time()
     pgb = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
@@ -648,6 +655,7 @@ def main():
     ap.add_argument("--warm", type=float, default=1.5)
     ap.add_argument("--commands", default=DEFAULT_COMMANDS)
     ap.add_argument("--workload", choices=sorted(WORKLOADS), default="txid")
+    ap.add_argument("--builtin", default="")
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--diag", nargs="?", const="all", default="")
@@ -662,6 +670,12 @@ def main():
             print(f"error: unknown command '{c}'\nhint: one of {', '.join(COMMANDS)}",
                   file=sys.stderr)
             sys.exit(2)
+    if a.builtin and a.builtin not in BUILTINS:
+        print(f"error: unknown pgbench built-in script '{a.builtin}'\n"
+              f"hint: one of {', '.join(BUILTINS)}", file=sys.stderr)
+        sys.exit(2)
+    if a.builtin:
+        a.workload = a.builtin  # what the table, the rows and the JSON call it
     with open(os.path.join(a.workdir, "txid.sql"), "w") as f:
         f.write("SELECT txid_current();\n")
     js = open(a.json, "w") if a.json else None
@@ -672,7 +686,8 @@ def main():
             js.flush()
 
     costs = probe_costs() if a.probe_cost else {}
-    emit({"report": "config", "workload": a.workload, "clients": a.clients,
+    emit({"report": "config", "workload": a.workload, "builtin": a.builtin or None,
+          "clients": a.clients,
           "threads": a.threads, "pairs": a.pairs, "secs": a.secs, "warm": a.warm,
           "cpus": os.cpu_count(), "kernel": os.uname().release, "probe_costs": costs,
           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})

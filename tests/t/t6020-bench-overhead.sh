@@ -58,12 +58,43 @@ for r in rows:
 	grep -q "^watch-xid-poll  " ab.out
 '
 
+test_expect_success '--builtin tpcb-like: the script of pgbench, each run counted from its log' '
+	pgbench -i -q -s 1 >init.out 2>&1 &&
+	python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --pairs 1 --secs 0.4 --warm 0.2 \
+		--clients 2 --threads 1 --commands tps --builtin tpcb-like --json tpcb.json \
+		>tpcb.out 2>tpcb.err &&
+	history=$(pg_sql "select count(*) from pgbench_history") &&
+	json_py "
+cfg = lines[0]
+assert cfg[\"builtin\"] == \"tpcb-like\" and cfg[\"workload\"] == \"tpcb-like\", cfg
+runs = [r for r in lines if r[\"report\"] == \"run\"]
+assert [r[\"traced\"] for r in runs] == [False, True], runs
+for r in runs:
+    assert r[\"logged_transactions\"] == r[\"pgbench_transactions\"] > 0, r
+    assert 0 < r[\"transactions\"] < r[\"pgbench_transactions\"], r
+# the script inserts one row of pgbench_history per transaction (pgbench -i left it
+# empty): the transactions pgbench ran were that script, every one of them counted
+total = sum(r[\"pgbench_transactions\"] + r[\"discarded_transactions\"] for r in runs)
+assert total == $history, (total, $history)
+" <tpcb.json &&
+	grep -q "^tpcb-like workload, " tpcb.out &&
+	grep -q "^tps  " tpcb.out
+'
+
 test_expect_success 'an unknown command: exit 2, the error names it, a hint lists them' '
 	test_expect_code 2 python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --commands tps,nope \
 		>bad.out 2>bad.err &&
 	grep -q "^error: unknown command .nope." bad.err &&
 	grep -q "^hint: one of tps, " bad.err &&
 	test_must_be_empty bad.out
+'
+
+test_expect_success 'an unknown built-in script: exit 2, the error names it, a hint lists them' '
+	test_expect_code 2 python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --builtin tpcc \
+		>badb.out 2>badb.err &&
+	grep -q "^error: unknown pgbench built-in script .tpcc." badb.err &&
+	grep -q "^hint: one of tpcb-like, simple-update, select-only$" badb.err &&
+	test_must_be_empty badb.out
 '
 
 test_done
