@@ -21,6 +21,7 @@ DBTAP_BIN  := dbtap
 endif
 WL_DIR     := build/workloads
 CC         ?= gcc
+CXX        ?= g++
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
 LLVM_STRIP ?= llvm-strip
@@ -43,7 +44,8 @@ CFLAGS     += $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-missing-fiel
 # CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are honoured.
 DBTAP_CPPFLAGS := -D_GNU_SOURCE -DDBTAP_VERSION='"$(VERSION)"' -Isrc -I$(BUILD) $(PKG_CFLAGS) \
               $(CPPFLAGS)
-LDLIBS     := $(PKG_LIBS) -lm -lpthread
+# libiberty (a static archive): the C++ demangler c++filt and perf use, linked in whole
+LDLIBS     := $(PKG_LIBS) -liberty -lm -lpthread
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
               -I/usr/include/$(shell uname -m)-linux-gnu
 
@@ -65,7 +67,7 @@ LIB_OBJS  := $(filter-out $(BUILD)/main.o,$(APP_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.S)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.S tests/workloads/*.cpp)
 WORKLOADS := $(sort $(patsubst tests/workloads/%,$(WL_DIR)/%,$(basename $(WORKLOAD_SRCS))))
 # The JVM target, where a JDK is installed (make deps installs one)
 JAVAC     ?= $(shell command -v javac 2>/dev/null)
@@ -76,7 +78,8 @@ endif
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
                 bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev \
-                libmicrohttpd-dev prometheus curl chromium openjdk-17-jdk-headless
+                libmicrohttpd-dev prometheus curl chromium openjdk-17-jdk-headless libiberty-dev \
+                g++
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1
 
@@ -153,11 +156,15 @@ $(BUILD)/tests/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=reall
 # Test workloads: deterministic targets with known instructions and USDT sites.
 # The profiler's targets keep frame pointers, as PostgreSQL's Debian build does.
 workloads: $(WORKLOADS)
-$(WL_DIR)/profloop $(WL_DIR)/jitloop $(WL_DIR)/stacktree: WL_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+$(WL_DIR)/profloop $(WL_DIR)/jitloop $(WL_DIR)/stacktree $(WL_DIR)/cxxloop: WL_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 $(WL_DIR)/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -O1 -g -Wall -Werror $(WL_CFLAGS) $(LDFLAGS) -o $@ $< -lm -lpthread
+$(WL_DIR)/%: tests/workloads/%.cpp
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CPPFLAGS) -O1 -g -Wall -Werror $(WL_CFLAGS) $(LDFLAGS) -o $@ $<
 $(WL_DIR)/%: tests/workloads/%.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)

@@ -52,13 +52,14 @@ struct profile_cmd {
 	struct u64map prev;   /* key hash -> count at the last interval report */
 	bool failed;          /* -o could not be written */
 	bool events;          /* --events: every sample through the ring buffer */
+	bool no_demangle;     /* --no-demangle: C++ names as the binaries have them */
 	double sym_cpu_ms;    /* CPU time of reading and naming the stacks (the summary's) */
 	struct stack_set evss; /* frame names of the events printed */
 };
 
 enum {
 	OPT_BY = FRAME_KEY_LONG, OPT_USER, OPT_KERNEL, OPT_TOP, OPT_SORT, OPT_FOLDED, OPT_REVERSE,
-	OPT_EVENTS,
+	OPT_EVENTS, OPT_NO_DEMANGLE,
 };
 
 static const struct frame_opt profile_opts[] = {
@@ -90,6 +91,8 @@ static const struct frame_opt profile_opts[] = {
 	{ "events", OPT_EVENTS, no_argument, NULL,
 	  "also every sample as it comes: time, CPU, thread, stack (-j: an\n"
 	  "\"event\" line each), through a ring buffer whose drops are counted" },
+	{ "no-demangle", OPT_NO_DEMANGLE, no_argument, NULL,
+	  "C++ names as the binaries have them (_ZN...), not demangled" },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -193,6 +196,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_EVENTS:
 		c->events = true;
+		return 0;
+	case OPT_NO_DEMANGLE:
+		c->no_demangle = true;
 		return 0;
 	}
 	return -1;
@@ -959,6 +965,7 @@ int cmd_profile(int argc, char **argv)
 		cleanup(&c);
 		return ret;
 	}
+	prof_engine_demangle(c.e, !c.no_demangle);
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	c.f.target = &c.t;
 	frame_start(&c.f);

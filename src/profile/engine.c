@@ -139,6 +139,11 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 	return EXIT_OK;
 }
 
+void prof_engine_demangle(struct prof_engine *e, bool on)
+{
+	symbolizer_set_demangle(e->sym, on);
+}
+
 void prof_engine_free(struct prof_engine *e)
 {
 	if (!e)

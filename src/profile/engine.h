@@ -41,6 +41,8 @@ struct prof_engine;
  */
 int prof_engine_open(struct prof_engine **out, struct target *t, const struct profile_opts *o);
 void prof_engine_free(struct prof_engine *e);
+/* Whether C++ names are demangled (the default) or left as the binaries have them. */
+void prof_engine_demangle(struct prof_engine *e, bool on);
 /*
  * Takes what the ring buffer holds: the mappings of newly sampled processes are read
  * now; with o->ring each sample goes to fn (may be NULL). Never blocks.

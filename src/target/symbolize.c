@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "target/addrsyms.h"
+#include "target/demangle.h"
 #include "target/elf.h"
 #include "target/jitmap.h"
 #include "target/kallsyms.h"
@@ -73,6 +74,8 @@ struct symbolizer {
 	int nmods;
 	struct addr_syms vdso;   /* the kernel's vDSO, offsets into its image */
 	int vdso_loaded;
+	bool no_demangle;        /* C++ names as the files have them (--no-demangle) */
+	struct u64map dcache;    /* an ELF symbol's name (its address, stable) -> interned + 1 */
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -88,6 +91,7 @@ struct symbolizer *symbolizer_new(void)
 	u64map_init(&s->cache);
 	u64map_init(&s->kcache);
 	u64map_init(&s->jcache);
+	u64map_init(&s->dcache);
 	strpool_init(&s->names);
 	addr_syms_init(&s->ksyms);
 	return s;
@@ -118,6 +122,7 @@ void symbolizer_free(struct symbolizer *s)
 	u64map_free(&s->cache);
 	u64map_free(&s->kcache);
 	u64map_free(&s->jcache);
+	u64map_free(&s->dcache);
 	strpool_free(&s->names);
 	addr_syms_free(&s->ksyms);
 	addr_syms_free(&s->vdso);
@@ -378,6 +383,32 @@ static void load_vdso(struct symbolizer *s)
 	addr_syms_finish(&s->vdso);
 }
 
+void symbolizer_set_demangle(struct symbolizer *s, bool on)
+{
+	s->no_demangle = !on;
+}
+
+/*
+ * An ELF symbol's name, demangled when it is C++ (as perf does unless --no-demangle).
+ * Many sampled addresses share a function: each name is demangled once, found again by
+ * its address in the file's string table, which stays put while the file is open.
+ */
+static uint32_t intern_symbol(struct symbolizer *s, const char *name)
+{
+	char buf[DEMANGLE_OUT_MAX + 1];
+	uint64_t *v;
+	uint32_t id;
+
+	if (s->no_demangle || name[0] != '_' || name[1] != 'Z')
+		return intern(s, name);
+	v = u64map_get(&s->dcache, (uint64_t)(uintptr_t)name);
+	if (v)
+		return (uint32_t)(*v - 1);
+	id = intern(s, demangle(name, buf, sizeof(buf)) ? buf : name);
+	u64map_put(&s->dcache, (uint64_t)(uintptr_t)name, (uint64_t)id + 1);
+	return id;
+}
+
 /* Names a file-backed address; the result is packed for the cache. */
 static uint64_t name_in_file(struct symbolizer *s, const struct sym_map *m, uint64_t addr)
 {
@@ -407,7 +438,7 @@ static uint64_t name_in_file(struct symbolizer *s, const struct sym_map *m, uint
 	}
 	uint32_t mod = intern(s, f->base);
 	if (name)
-		return pack(intern(s, name), mod, SYM_USER);
+		return pack(intern_symbol(s, name), mod, SYM_USER);
 	/* "[vdso]" becomes "[vdso+0x...]", a file "[libx.so+0x...]" */
 	int bl = (int)strlen(f->base);
 	if (f->base[0] == '[' && bl > 1 && f->base[bl - 1] == ']')

@@ -56,6 +56,11 @@ int symbolizer_modules(struct symbolizer *s, const struct sym_module **out);
  * of a profile, so the end (where someone waits for the report) does not pay for it.
  */
 void symbolizer_load_kernel(struct symbolizer *s);
+/*
+ * Whether C++ names from ELF files are demangled (the default, as perf does) or kept
+ * as the files have them (perf's --no-demangle). Set before the first frame is named.
+ */
+void symbolizer_set_demangle(struct symbolizer *s, bool on);
 /* Reads /proc/kallsyms from path instead (tests). */
 void symbolizer_set_kallsyms(struct symbolizer *s, const char *path);
 
