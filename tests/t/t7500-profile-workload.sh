@@ -162,10 +162,12 @@ test_expect_success '--by thread: each thread with its name; -t TID: that thread
 	profloop_start pl6.out -n &&
 	pid=$PL_PID &&
 	sleep 0.2 &&
-	dbtap profile -p $pid -d 2 --by thread -j >p6.json 2>p6.err &&
+	# 499 Hz: the threads keep their priority, and each thread gets HZ x its CPU time,
+	# which on a loaded machine is a few per cent of a CPU
+	dbtap profile -p $pid -F 499 -d 2 --by thread -j >p6.json 2>p6.err &&
 	for t in /proc/$pid/task/*; do echo "${t##*/} $(cat $t/comm)"; done >comms &&
 	alpha=$(awk "\$2 == \"pl-alpha\" { print \$1 }" comms) &&
-	dbtap profile -t $alpha -d 1 --events -j >p7.json 2>p7.err &&
+	dbtap profile -t $alpha -F 499 -d 1 --events -j >p7.json 2>p7.err &&
 	profloop_stop &&
 	json_py "
 threads = {p[\"thread\"]: p for p in d[\"processes\"]}
