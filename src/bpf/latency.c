@@ -57,6 +57,9 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	TARGET_FILTER_RODATA(lp->skel, o->target);
 	HISTREC_RODATA(lp->skel, o->hist);
 	lp->skel->rodata->raw_text = o->raw;
+	lp->skel->rodata->per_thread = !o->no_threads;
+	if (o->no_threads)
+		bpf_map__set_max_entries(lp->skel->maps.threads, 1);
 	SLOTHIST_RODATA(lp->skel, o->slot_bounds, o->query ? o->nslot_bounds : 0, o->bk_titles);
 	bpf_map__set_max_entries(lp->skel->maps.stmt_hists,
 				 o->query && o->nslot_bounds > 0 && o->stmt_hists > 0 ?

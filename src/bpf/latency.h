@@ -63,6 +63,7 @@ struct lat_probe_opts {
 	int npairs;
 	bool query;              /* the pair is query__start -> query__done: group statements */
 	bool raw;                /* key statements by their exact text, not literal-blind */
+	bool no_threads;         /* no per-thread figures (lat_probe_read_threads finds none) */
 	/* serve (query only): histograms per backend and per statement at these bounds */
 	const uint32_t *slot_bounds;
 	int nslot_bounds;

@@ -1076,6 +1076,8 @@ static int open_latency(struct pgmon *m)
 		.stmt_hists = m->o.max_series < LAT_MAX_STMTS / 4 ? 4 * m->o.max_series : LAT_MAX_STMTS,
 		/* without tps's map, the kernel keeps each backend's title itself */
 		.bk_titles = !m->tps,
+		/* the label sets come from the per-backend histograms: no per-thread figures */
+		.no_threads = true,
 	};
 	m->lat = lat_probe_open(&po);
 	return m->lat ? 0 : -1;
