@@ -3,10 +3,12 @@
 # is, and how it compares with `perf record -g` + `perf script` on the same load.
 #
 #	bench/profile.sh [ROUNDS [SECS]]    default 3 rounds of 10 s per mode
-#	bench/profile.sh --versus [RUNS [SECS]]
+#	bench/profile.sh --versus [RUNS [SECS [CLIENTS]]]
 #	                                    only the side by side with perf, RUNS times at
 #	                                    99 and 999 Hz (default 3), then every run's
-#	                                    samples pooled per frequency
+#	                                    samples pooled per frequency; CLIENTS pgbench
+#	                                    clients (default 2; more keep both CPUs busy
+#	                                    on a loaded machine: more samples, less noise)
 #
 # One throwaway cluster under pgbench -S -M prepared -c 2 -j 2 (select-only: the most
 # transactions, so the sampling's share of the work is the largest). Prints, all
@@ -27,6 +29,7 @@ VERSUS=0
 [ "$1" = --versus ] && { VERSUS=1; shift; }
 ROUNDS=${1:-3}
 SECS=${2:-10}
+CLIENTS=${3:-2}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-profile "BPF, perf events"
 command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1; }
@@ -35,11 +38,12 @@ command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1;
 pg_start bench "autovacuum = off" || exit 1
 pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
 cd "$TRASH" || exit 1
-export VERSUS ROUNDS SECS PG_PID PGDATA ROOT DBTAP
+export VERSUS ROUNDS SECS CLIENTS PG_PID PGDATA ROOT DBTAP
 exec python3 - <<'PY'
 import json, os, re, signal, subprocess, sys, time
 
 VERSUS, ROUNDS, SECS = int(os.environ["VERSUS"]), int(os.environ["ROUNDS"]), float(os.environ["SECS"])
+CLIENTS = os.environ["CLIENTS"]
 PG_PID, PGDATA, DBTAP, ROOT = int(os.environ["PG_PID"]), os.environ["PGDATA"], os.environ["DBTAP"], os.environ["ROOT"]
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -88,7 +92,7 @@ def versus_perf(freq):
     fold = open("dbtap.folded", "w")
     dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", str(freq), "--by", "pid", "--folded"], stdout=fold)
     time.sleep(0.5)
-    bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(int(SECS))],
+    bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", CLIENTS, "-j", "2", "-T", str(int(SECS))],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(SECS / 2)
     def parent(p):
