@@ -191,15 +191,14 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 
 static __always_inline __u64 task_exec(struct task_struct *t)
 {
-	return t->se.sum_exec_runtime; /* a tp_btf argument: a direct read, no helper call */
+	return BPF_CORE_READ(t, se.sum_exec_runtime);
 }
 
+/* prev (tid, tgid: the current task) leaves the CPU in prev_state. */
 static __always_inline bool switch_out(void *ctx, bool preempt, struct task_struct *prev,
-				       __u64 now)
+				       __u32 tid, __u32 tgid, unsigned int prev_state, __u64 now)
 {
-	__u32 tid = prev->pid, tgid = prev->tgid;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
-	unsigned int state;
 	struct wait_drops *d;
 	long ev;
 
@@ -214,8 +213,7 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		d->unpaired++;
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, task_exec(prev), true);
-	state = prev_state_fast(prev);
-	if (state & TASK_DEAD_BIT) {
+	if (prev_state & TASK_DEAD_BIT) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 		if (p && tid == tgid)
 			p->last = now;
@@ -242,7 +240,7 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		 * Taken off the CPU, not waiting for anything: still TASK_RUNNING, or preempted
 		 * between setting its sleeping state and calling schedule() (it stays queued)
 		 */
-		e->kind = preempt || state == 0 ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
+		e->kind = preempt || !task_state(prev) ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
 	}
 	if (want_stacks && e->kind != WAIT_KIND_RUNNABLE) {
 		long k = bpf_get_stackid(ctx, &stacks, 0);
@@ -257,14 +255,13 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 	return true;
 }
 
-static __always_inline bool switch_in(struct task_struct *next, __u64 now)
+static __always_inline bool switch_in(struct task_struct *next, __u32 tid, __u64 now)
 {
-	__u32 tid = next->pid;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 
 	if (!e) {
 		/* a thread forked after the attach, running for the first time */
-		e = thread_new(tid, next->tgid, now, false);
+		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
 		if (!e)
 			return false;
 		e->exec = task_exec(next);
@@ -283,20 +280,26 @@ static __always_inline bool switch_in(struct task_struct *next, __u64 now)
 	return true;
 }
 
-/* The tracepoint fires on the CPU both threads share, before the switch: prev is current. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/*
+ * The tracepoint fires on the CPU both threads share, before the switch: prev is
+ * current (a raw tracepoint: waitword.bpf.h says why, and what its arguments are).
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
 {
-	bool pt = task_traced(prev, prev->pid, prev_state_fast(prev) & TASK_DEAD_BIT);
-	bool nt = task_traced(next, next->pid, false);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 ptid = (__u32)id, ntid = BPF_CORE_READ(next, pid);
+	bool pt = task_traced(prev, ptid, prev_state & TASK_DEAD_BIT);
+	bool nt = task_traced(next, ntid, false);
 	__u64 now;
 	bool out, in;
 
 	if (!pt && !nt)
 		return 0;
 	now = bpf_ktime_get_ns();
-	out = pt && switch_out(ctx, preempt, prev, now);
-	in = nt && switch_in(next, now);
+	out = pt && switch_out(ctx, preempt, prev, ptid, id >> 32, prev_state, now);
+	in = nt && switch_in(next, ntid, now);
 
 	if (out || in) {
 		struct wait_drops *d = drops_get();
@@ -307,8 +310,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 }
 
 /* The floor for bench/wait-switch.sh: the cost of any program at this tracepoint. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch_empty, bool preempt, struct task_struct *prev, struct task_struct *next)
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch_empty)
 {
 	return 0;
 }

@@ -37,9 +37,8 @@ DBTAP_STATS_MAP(WAITSPAN_ST_MAX)
  * entry stays only while prev sleeps in a wait; a thread that leaves in another state
  * loses it, so the next wait in the same event is a new span, not a continuation.
  */
-static __always_inline void switch_out(struct task_struct *prev, __u64 now, bool dead)
+static __always_inline void switch_out(__u32 tid, __u32 tgid, __u64 now, bool dead)
 {
-	__u32 tid = prev->pid;
 	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	long ev;
 
@@ -57,15 +56,14 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now, bool
 		e->off = 1;
 		return;
 	}
-	struct waitspan_thread t = { .t0_ns = now, .tgid = prev->tgid, .event = ev, .off = 1 };
+	struct waitspan_thread t = { .t0_ns = now, .tgid = tgid, .event = ev, .off = 1 };
 	if (bpf_map_update_elem(&threads, &tid, &t, BPF_ANY))
 		stat_inc(WAITSPAN_ST_THREADS_FULL);
 }
 
 /* next runs again: its wait, if it was in one, is a stretch to hand on. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(__u32 tid, __u64 now)
 {
-	__u32 tid = next->pid;
 	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	struct waitspan_rec *r;
 
@@ -89,20 +87,27 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	stat_inc(WAITSPAN_ST_SPANS);
 }
 
-/* Untraced switches (most of the machine's) stop at the bitmap of waitword.bpf.h. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/*
+ * Untraced switches (most of the machine's) stop at the bitmap of waitword.bpf.h. A
+ * raw tracepoint: prev is the current task (waitword.bpf.h says why, and what its
+ * arguments are).
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
 {
-	bool dead = prev_state_fast(prev) & TASK_DEAD_BIT;
-	bool pt = task_traced(prev, prev->pid, dead), nt = task_traced(next, next->pid, false);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 ptid = (__u32)id, ntid = BPF_CORE_READ(next, pid);
+	bool dead = prev_state & TASK_DEAD_BIT;
+	bool pt = task_traced(prev, ptid, dead), nt = task_traced(next, ntid, false);
 	__u64 now;
 
 	if (!pt && !nt)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (pt)
-		switch_out(prev, now, dead);
+		switch_out(ptid, id >> 32, now, dead);
 	if (nt)
-		switch_in(next, now);
+		switch_in(ntid, now);
 	return 0;
 }

@@ -96,12 +96,15 @@ static __always_inline bool task_traced(struct task_struct *t, __u32 tid, bool d
 	return traced;
 }
 
-/* prev's state without a helper call: tp_btf arguments are read directly. */
-static __always_inline unsigned int prev_state_fast(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return t->__state;
-	return ((struct task_struct___old *)t)->state;
-}
+/*
+ * The programs at sched_switch are raw tracepoints, not tp_btf ones: libbpf finds a
+ * tp_btf program's target in the kernel's full BTF, read and parsed at every start
+ * (5.5 MB, twice over in memory), where a raw tracepoint is attached by name. Its
+ * arguments are the tracepoint's own (btf_trace_sched_switch: preempt, prev, next,
+ * prev_state since Linux 5.18), the task pointers untyped, so fields are read through
+ * CO-RE. The tracepoint fires before the switch, while prev is still the current
+ * task: prev's ids come from bpf_get_current_pid_tgid() and its state is prev_state,
+ * so an untraced switch reads only next's id from memory.
+ */
 
 #endif
