@@ -6,7 +6,8 @@
  * place them on the timeline.
  *
  *   tlphases [-n THREADS] [-b BUSY] [-i IDLE]
- *     prints "ready PID", waits for SIGUSR1, runs the phases, prints "done", exits.
+ *     starts and names its threads, prints "ready PID", waits for SIGUSR1, runs the
+ *     phases, prints "done", exits.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,7 +19,7 @@
 #include <sys/syscall.h>
 
 static double busy_s = 1, idle_s = 1;
-static pthread_barrier_t bar;
+static pthread_barrier_t bar, named, go;
 static volatile unsigned long sink;
 
 static double mono(void)
@@ -45,6 +46,8 @@ static void *run(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	printf("thread %s %ld\n", name, (long)syscall(SYS_gettid));
 	fflush(stdout);
+	pthread_barrier_wait(&named);
+	pthread_barrier_wait(&go);
 	pthread_barrier_wait(&bar);
 	/* every thread takes the phase times from one shared start, so they line up */
 	static double t0;
@@ -91,13 +94,22 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	pthread_barrier_init(&bar, NULL, n);
+	pthread_barrier_init(&named, NULL, n + 1);
+	pthread_barrier_init(&go, NULL, n + 1);
+	/*
+	 * The threads are made and named before "ready", so that a tracer attached after
+	 * it never sees one under the name it inherited (a sample between its start and
+	 * its pthread_setname_np names its row); they wait off CPU until SIGUSR1.
+	 */
+	pthread_t *th = calloc(n, sizeof(*th));
+	for (long i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, run, (void *)i);
+	pthread_barrier_wait(&named);
 	printf("ready %d\n", getpid());
 	fflush(stdout);
 	int sig;
 	sigwait(&set, &sig);
-	pthread_t *th = calloc(n, sizeof(*th));
-	for (long i = 0; i < n; i++)
-		pthread_create(&th[i], NULL, run, (void *)i);
+	pthread_barrier_wait(&go);
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	printf("done\n");
