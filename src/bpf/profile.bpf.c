@@ -144,6 +144,28 @@ static __always_inline __u64 entry_return(void)
 #endif
 
 /*
+ * The stack's hash, a frame per bpf_loop() step: the verifier checks the step once,
+ * where an open loop over up to 127 frames was checked frame by frame in each of the
+ * two inlined copies of take_stack() (most of the program's 9,600 verified
+ * instructions, and of the verifier's time at every start; 1,300 now).
+ */
+struct stack_hash {
+	struct profile_stack *s;
+	__u64 h;
+};
+
+static long stack_hash_step(__u64 i, void *arg)
+{
+	struct stack_hash *c = arg;
+
+	if (i >= PROFILE_MAX_DEPTH)
+		return 1;
+	c->h = (c->h ^ c->s->ip[i]) * 0x100000001b3ULL;
+	c->h ^= c->h >> 29;
+	return 0;
+}
+
+/*
  * Takes one stack into the scratch slot and stores it under its hash. Returns the
  * hash, 0 when there is no stack, or 1 (never a real hash) when it could not be stored.
  */
@@ -151,7 +173,7 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, void *stacks, __u
 					 __u32 err_stat, __u64 fix_entry)
 {
 	struct profile_stack *s = bpf_map_lookup_elem(&scratch, &slot);
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 h;
 	long n;
 
 	if (!s)
@@ -182,13 +204,9 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, void *stacks, __u
 	}
 	s->len = n;
 	s->flags = n >= PROFILE_MAX_DEPTH ? PROFILE_STACK_TRUNCATED : 0;
-	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ s->ip[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	h ^= (__u64)n << 56;
+	struct stack_hash sh = { .s = s, .h = 0xcbf29ce484222325ULL };
+	bpf_loop(n, stack_hash_step, &sh, 0);
+	h = sh.h ^ (__u64)n << 56;
 	if (h <= 1)
 		h += 2;
 	if (!bpf_map_lookup_elem(stacks, &h) &&
