@@ -194,10 +194,21 @@ static __always_inline __u64 task_exec(struct task_struct *t)
 	return BPF_CORE_READ(t, se.sum_exec_runtime);
 }
 
-/* prev (tid, tgid: the current task) leaves the CPU in prev_state. */
-static __always_inline bool switch_out(void *ctx, bool preempt, struct task_struct *prev,
-				       __u32 tid, __u32 tgid, unsigned int prev_state, __u64 now)
+/*
+ * The two halves of a switch are functions of their own (global, not inlined): the
+ * verifier checks each once, alone, where inlined into the program it went through
+ * every path of one for each path of the other (11,000 verified instructions; 2,400
+ * now). So the arguments are scalars: the task's address, id = tgid << 32 | tid as
+ * bpf_get_current_pid_tgid() has it, how = prev_state | preempt << 32.
+ */
+
+/* prev (the current task) leaves the CPU; 1 when the switch is counted. */
+__noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 prev_addr, __u64 id,
+			       __u64 how, __u64 now)
 {
+	struct task_struct *prev = (struct task_struct *)prev_addr;
+	__u32 tid = (__u32)id, tgid = id >> 32, prev_state = (__u32)how;
+	bool preempt = how >> 32;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 	struct wait_drops *d;
 	long ev;
@@ -206,7 +217,7 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		/* running since before the attach: its time starts at t0 */
 		e = thread_new(tid, tgid, t0 && t0 < now ? t0 : now, true);
 		if (!e)
-			return false;
+			return 0;
 	}
 	d = drops_get();
 	if (!e->oncpu && d)
@@ -218,7 +229,7 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		if (p && tid == tgid)
 			p->last = now;
 		bpf_map_delete_elem(&threads, &tid);
-		return true;
+		return 1;
 	}
 	/* the first switch-out reads the title: servers without USDT probes have no other */
 	struct wait_proc *pp = bpf_map_lookup_elem(&procs, &tgid);
@@ -252,22 +263,24 @@ static __always_inline bool switch_out(void *ctx, bool preempt, struct task_stru
 		if ((k < 0 || u < 0) && d)
 			d->stacks_lost++;
 	}
-	return true;
+	return 1;
 }
 
-static __always_inline bool switch_in(struct task_struct *next, __u32 tid, __u64 now)
+/* next (thread id tid) takes the CPU; 1 when the switch is counted. */
+__noinline int wait_switch_in(__u64 next_addr, __u32 tid, __u64 now)
 {
+	struct task_struct *next = (struct task_struct *)next_addr;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 
 	if (!e) {
 		/* a thread forked after the attach, running for the first time */
 		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
 		if (!e)
-			return false;
+			return 0;
 		e->exec = task_exec(next);
 		e->exec_known = 1;
 		e->oncpu = 1;
-		return true;
+		return 1;
 	}
 	if (e->oncpu) {
 		/* seeded as running while it was runnable, or a switch-out not seen */
@@ -277,7 +290,7 @@ static __always_inline bool switch_in(struct task_struct *next, __u32 tid, __u64
 	}
 	stretch_close(e, now, task_exec(next), true);
 	e->oncpu = 1;
-	return true;
+	return 1;
 }
 
 /*
@@ -298,8 +311,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!pt && !nt)
 		return 0;
 	now = bpf_ktime_get_ns();
-	out = pt && switch_out(ctx, preempt, prev, ptid, id >> 32, prev_state, now);
-	in = nt && switch_in(next, ntid, now);
+	out = pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, (__u64)prev, id,
+				    prev_state | (__u64)preempt << 32, now);
+	in = nt && wait_switch_in((__u64)next, ntid, now);
 
 	if (out || in) {
 		struct wait_drops *d = drops_get();
