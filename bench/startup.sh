@@ -2,13 +2,17 @@
 # bench/startup.sh: every command's start-up, exit and peak memory, medians of interleaved runs.
 #
 #	bench/startup.sh [REPEATS [BEFORE_BINARY]]   default 5 repeats
+#	JOBS="wait record" bench/startup.sh ...      only those commands (names below)
 #
 # On one throwaway cluster under a light pgbench load (-R 200), each command runs under
 # bench/lib/lifecycle.py REPEATS times, the commands (and, given one, an older dbtap
 # beside this one) interleaved round-robin so that the machine's load falls on all of
 # them alike. Per command: exec -> attached (the line saying it traces), final report ->
 # exit, Ctrl-C -> exit, peak RSS (wait4's ru_maxrss: VmHWM at exit). Medians, with the
-# smallest and largest run. Ratios between columns are what to compare across machines.
+# smallest and largest run. Then the CPU a start-up costs, which does not wait for a
+# loaded machine: perf stat's task-clock of the whole process tree for a run of -d 0.01
+# (start, 10 ms of tracing, exit), mean of REPEATS. Ratios between columns are what to
+# compare across machines.
 REPEATS=${1:-5}
 BEFORE=$2
 . "$(dirname "$0")/../tests/lib/standalone.sh"
@@ -23,7 +27,9 @@ LOAD=$!
 test_atexit "kill $LOAD"
 
 P="--pg $PGDATA -j"
-jobs=(tps latency latq count1 countall stat statq statx xid profile wait serve)
+all_jobs="tps latency latq count1 countall stat statq statx xid profile timeline record wait serve"
+# shellcheck disable=SC2206 # a list of names
+jobs=(${JOBS:-$all_jobs})
 declare -A CMD=(
 	[tps]="tps $P"
 	[latency]="latency usdt:postgresql:transaction__start usdt:postgresql:transaction__commit $P"
@@ -35,6 +41,8 @@ declare -A CMD=(
 	[statx]="stat --per transaction $P"
 	[xid]="watch xid $P"
 	[profile]="profile $P"
+	[timeline]="profile --timeline $P"
+	[record]="record -o $TRASH/captures $P"
 	[wait]="wait $P"
 	[serve]="serve --pg $PGDATA --listen 127.0.0.1:0 --rescan 0"
 )
@@ -42,8 +50,12 @@ declare -A NAME=(
 	[tps]="tps" [latency]="latency (transaction start -> commit)" [latq]="latency query"
 	[count1]="count one probe" [countall]="count 'usdt:postgresql:*'" [stat]="stat"
 	[statq]="stat --per query" [statx]="stat --per transaction" [xid]="watch xid"
-	[profile]="profile" [wait]="wait" [serve]="serve"
+	[profile]="profile" [timeline]="profile --timeline" [record]="record" [wait]="wait"
+	[serve]="serve"
 )
+for job in "${jobs[@]}"; do
+	[ -n "${CMD[$job]}" ] || { echo "unknown job '$job' (one of: $all_jobs)" >&2; exit 2; }
+done
 READY='^tracing |^counting|^watching |^polling |^serving http'
 REPORT='"report": *"summary"'
 
@@ -61,6 +73,18 @@ for r in $(seq 1 "$REPEATS"); do
 	done
 done >runs.txt
 
+# the CPU of a start-up, 10 ms of tracing and the exit, children included
+for job in "${jobs[@]}"; do
+	for t in $tools; do
+		bin=$DBTAP
+		[ "$t" = before ] && bin=$BEFORE
+		# shellcheck disable=SC2086 # the command's words
+		perf stat -x, -r "$REPEATS" -e task-clock -- "$bin" ${CMD[$job]} -d 0.01 \
+			2>&1 >/dev/null | awk -F, -v j="$job" -v t="$t" '$3 == "task-clock" {
+				printf "%s %s {\"cpu_ms\": %s, \"stddev\": \"%s\"}\n", j, t, $1, $4 }'
+		[ "${PIPESTATUS[0]}" = 0 ] || echo "$job $t {\"cpu_ms\": null}"
+	done
+done >cpu.txt
 for job in "${jobs[@]}"; do echo "$job ${NAME[$job]}"; done >names.txt
 python3 - "$tools" "${jobs[*]}" <<'PY'
 import json, statistics, sys
@@ -70,6 +94,11 @@ runs = {}
 for line in open("runs.txt"):
     job, tool, js = line.split(" ", 2)
     runs.setdefault((job, tool), []).append(json.loads(js))
+cpu = {}
+for line in open("cpu.txt"):
+    job, tool, js = line.split(" ", 2)
+    if json.loads(js)["cpu_ms"] is not None:
+        cpu[(job, tool)] = json.loads(js)
 def cell(job, tool, k, scale, fmt):
     v = [r[k] for r in runs.get((job, tool), []) if r.get(k) is not None]
     if not v:
@@ -86,6 +115,14 @@ for k, label, scale, fmt in (("attach_s", "exec -> attached, ms", 1000, "%.0f"),
     for job in jobs:
         print("| %s | %s |" % (names[job],
                                " | ".join(cell(job, t, k, scale, fmt) for t in tools)))
+print("\nCPU of a run of -d 0.01 (start, 10 ms, exit; children included), ms, "
+      "perf stat's mean (stddev)\n")
+print("| command | " + " | ".join(tools) + " |")
+print("|---|" + "---|" * len(tools))
+for job in jobs:
+    c = [cpu.get((job, t)) for t in tools]
+    print("| %s | %s |" % (names[job], " | ".join(
+        "-" if x is None else "%.1f (%s)" % (x["cpu_ms"], x["stddev"]) for x in c)))
 bad = [(j, t, r["rc"]) for (j, t), rs in runs.items() for r in rs if r["rc"] not in (0, 130)]
 if bad:
     print("\nruns that failed (job, tool, exit status):", bad)

@@ -6,6 +6,7 @@
 #            [--commands NAME,...] [--workload txid|select|tpcb] [--builtin SCRIPT]
 #            [--clients N]
 #            [--threads N] [--diag [NAME,...]] [--probe-cost] [--json FILE]
+#            [--versus NAME]
 #
 # Needs PGHOST/PGPORT/PGUSER/PGDATABASE of the cluster in the environment and
 # DBTAP (the binary). For each command, N pairs of runs, untraced and traced, in
@@ -46,6 +47,9 @@
 # samples in one run: the machine's drift between runs does not enter, so this is
 # the probe's cost per transaction split into the kernel's trap path and the
 # program, the backends' CPU per transaction times each share.
+# --versus NAME: the other side of each pair is that command instead of no tracer, so
+# the ratio and the added ns per transaction are the command's over NAME's, measured
+# in the same pairs (e.g. --commands record-99 --versus profile-99).
 # Ratios measured side by side, never absolute targets: machines differ.
 import argparse
 import ctypes
@@ -76,6 +80,8 @@ COMMANDS = {
     "watch-xid-poll": (["watch", "xid", "--mode", "poll", "-i", "0"], r"^polling "),
     "profile-99": (["profile", "-F", "99"], r"^tracing "),
     "profile-999": (["profile", "-F", "999"], r"^tracing "),
+    # the recorder at profile-99's rate, its captures (none without a trigger) in the workdir
+    "record-99": (["record", "-F", "99", "-o", "{workdir}/captures"], r"^tracing "),
     "wait": (["wait"], r"^tracing "),
     "wait-empty": (["wait", "--empty-program"], r"^tracing "),
     "serve": (["serve", "--listen", "127.0.0.1:0"], r"^serving http://"),
@@ -248,7 +254,7 @@ class Tracer:
     def __init__(self, name, pgdata, workdir):
         self.name = name
         args, self.ready = COMMANDS[name]
-        self.argv = [DBTAP] + args + ["--pg", pgdata]
+        self.argv = [DBTAP] + [x.replace("{workdir}", workdir) for x in args] + ["--pg", pgdata]
         self.out = os.path.join(workdir, f"{name}.out")
         self.err = os.path.join(workdir, f"{name}.err")
         self.proc = None
@@ -566,7 +572,7 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def summarize(name, pairs, diag, costs):
+def summarize(name, pairs, diag, costs, base=None):
     ratios = [t["tps"] / u["tps"] for u, t in pairs]
     added = [t["cpu_ns_per_tx"] - u["cpu_ns_per_tx"] for u, t in pairs]
     row = {
@@ -597,6 +603,11 @@ def summarize(name, pairs, diag, costs):
                                      for k in PERF_KINDS}
         if costs:
             row["predicted_ns_per_tx"] = predicted_ns(diag["programs"], costs)
+    if base:
+        # the goals are against no tracer; the other command's programs beside this one's
+        row["versus"] = base
+        row["goal"] = "-"
+        return row
     goals = []
     g = RATIO_GOAL.get(name)
     if g is not None:
@@ -613,12 +624,16 @@ def summarize(name, pairs, diag, costs):
     return row
 
 
-def print_table(rows, a, costs):
+def print_table(rows, a, costs, extra=()):
+    extra = list(extra)
     print(f"\n{a.workload} workload, pgbench -c {a.clients} -j {a.threads}, {a.pairs} pairs "
           f"of {a.secs:g} s per command; {os.cpu_count()} cpus, Linux {os.uname().release}")
     if costs:
         print("dbtap bench now: " + ", ".join(f"{k} {v[0]:.0f} ns/hit (handler {v[1]:.0f} ns)"
                                                for k, v in sorted(costs.items())))
+    if a.versus:
+        print(f"the other side of every pair is {a.versus}, not untraced: \"un\" columns "
+              f"are {a.versus}'s, ratios and added ns the command's over it")
     hdr = ("command", "tps ratio", "min-max", "cpu/tx un", "cpu/tx tr", "added ns",
            "added min-max", "predicted", "cs/tx un>tr", "pgb cpu/tx", "tracer%", "others%",
            "nice%", "load", "goal")
@@ -635,7 +650,7 @@ def print_table(rows, a, costs):
                      "%.0f" % r["pgbench_cpu_ns_per_tx"], "%.1f" % r["tracer_cpu_pct"],
                      "%.0f" % r["others_pct"], "%.0f" % r["nice_pct"], "%.1f" % r["load1"],
                      r["goal"]))
-    for r in rows:
+    for r in rows + extra:
         if r["programs"]:
             print(f"  {r['command']}: " + "; ".join(
                 f"{p['name']} ({p['type']}) {p['runs_per_tx']:.2f} runs/tx {p['ns_per_run']:.0f} ns/run"
@@ -663,9 +678,15 @@ def main():
     ap.add_argument("--perf", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--workdir", default=".")
+    ap.add_argument("--versus")
     a = ap.parse_args()
     names = [c for c in a.commands.split(",") if c]
-    for c in names:
+    if a.versus in names:
+        print(f"error: --versus {a.versus} is also in --commands\n"
+              "hint: a command is compared with another one, or with no tracer",
+              file=sys.stderr)
+        sys.exit(2)
+    for c in names + ([a.versus] if a.versus else []):
         if c not in COMMANDS:
             print(f"error: unknown command '{c}'\nhint: one of {', '.join(COMMANDS)}",
                   file=sys.stderr)
@@ -690,30 +711,36 @@ def main():
           "clients": a.clients,
           "threads": a.threads, "pairs": a.pairs, "secs": a.secs, "warm": a.warm,
           "cpus": os.cpu_count(), "kernel": os.uname().release, "probe_costs": costs,
+          "versus": a.versus,
           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
     pairs = {c: [] for c in names}
+    base = a.versus  # None: untraced
     for i in range(a.pairs):
         for c in names:
-            order = [None, c] if i % 2 == 0 else [c, None]
+            order = [base, c] if i % 2 == 0 else [c, base]
             res = {}
             for m in order:
                 res[m] = run_one(a, a.workdir, m)
                 emit({"report": "run", "command": c, "pair": i + 1,
-                      "traced": m is not None, **res[m]})
-            pairs[c].append((res[None], res[c]))
-            print(f"  pair {i + 1} {c}: tps {res[None]['tps']:.0f} -> {res[c]['tps']:.0f} "
-                  f"({res[c]['tps'] / res[None]['tps']:.3f}), cpu/tx "
-                  f"{res[None]['cpu_ns_per_tx']:.0f} -> {res[c]['cpu_ns_per_tx']:.0f} ns, "
+                      "traced": m is not None, **({"side": m} if base else {}), **res[m]})
+            pairs[c].append((res[base], res[c]))
+            print(f"  pair {i + 1} {c}: tps {res[base]['tps']:.0f} -> {res[c]['tps']:.0f} "
+                  f"({res[c]['tps'] / res[base]['tps']:.3f}), cpu/tx "
+                  f"{res[base]['cpu_ns_per_tx']:.0f} -> {res[c]['cpu_ns_per_tx']:.0f} ns, "
                   f"load {res[c]['load1']:.1f}", flush=True)
     diag = {}
     if a.diag:
-        for c in names if a.diag == "all" else [c for c in a.diag.split(",") if c in names]:
+        known = names + ([base] if base else [])
+        for c in known if a.diag == "all" else [c for c in a.diag.split(",") if c in known]:
             diag[c] = run_one(a, a.workdir, c, diag=True)
             emit({"report": "diag", "command": c, **diag[c]})
-    rows = [summarize(c, pairs[c], diag.get(c), costs) for c in names]
+    rows = [summarize(c, pairs[c], diag.get(c), costs, base) for c in names]
     for r in rows:
         emit({"report": "row", **r})
-    print_table(rows, a, costs)
+    extra = []
+    if base and base in diag:
+        extra.append({"command": base, "programs": diag[base]["programs"]})
+    print_table(rows, a, costs, extra)
 
 
 if __name__ == "__main__":
