@@ -189,6 +189,7 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	}
 }
 
+/* The task's CPU time by the kernel's count: a task that is not current, through CO-RE. */
 static __always_inline __u64 task_exec(struct task_struct *t)
 {
 	return BPF_CORE_READ(t, se.sum_exec_runtime);
@@ -198,15 +199,15 @@ static __always_inline __u64 task_exec(struct task_struct *t)
  * The two halves of a switch are functions of their own (global, not inlined): the
  * verifier checks each once, alone, where inlined into the program it went through
  * every path of one for each path of the other (11,000 verified instructions; 2,400
- * now). So the arguments are scalars: the task's address, id = tgid << 32 | tid as
- * bpf_get_current_pid_tgid() has it, how = prev_state | preempt << 32.
+ * now). So the arguments are scalars: id = tgid << 32 | tid as bpf_get_current_pid_tgid()
+ * has it, how = prev_state | preempt << 32, next's address.
  */
 
 /* prev (the current task) leaves the CPU; 1 when the switch is counted. */
-__noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 prev_addr, __u64 id,
-			       __u64 how, __u64 now)
+__noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __u64 how,
+			       __u64 now)
 {
-	struct task_struct *prev = (struct task_struct *)prev_addr;
+	struct task_struct *prev = bpf_get_current_task_btf();
 	__u32 tid = (__u32)id, tgid = id >> 32, prev_state = (__u32)how;
 	bool preempt = how >> 32;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
@@ -223,7 +224,7 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 prev_a
 	if (!e->oncpu && d)
 		d->unpaired++;
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
-	stretch_close(e, now, task_exec(prev), true);
+	stretch_close(e, now, prev->se.sum_exec_runtime, true);
 	if (prev_state & TASK_DEAD_BIT) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 		if (p && tid == tgid)
@@ -251,7 +252,7 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 prev_a
 		 * Taken off the CPU, not waiting for anything: still TASK_RUNNING, or preempted
 		 * between setting its sleeping state and calling schedule() (it stays queued)
 		 */
-		e->kind = preempt || !task_state(prev) ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
+		e->kind = preempt || !task_state_btf(prev) ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
 	}
 	if (want_stacks && e->kind != WAIT_KIND_RUNNABLE) {
 		long k = bpf_get_stackid(ctx, &stacks, 0);
@@ -301,17 +302,22 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 ptid = (__u32)id, ntid = BPF_CORE_READ(next, pid);
-	bool pt = task_traced(prev, ptid, prev_state & TASK_DEAD_BIT);
-	bool nt = task_traced(next, ntid, false);
+	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
+	__u32 ptid = cur->pid, ntid;
+	__u64 id = (__u64)cur->tgid << 32 | ptid;
+	bool dead = prev_state & TASK_DEAD_BIT;
+	bool pt = task_traced(prev, ptid, dead);
+	bool nt = next_traced(next, &ntid);
 	__u64 now;
 	bool out, in;
+
+	if (dead)
+		taskcache_forget((__u64)prev);
 
 	if (!pt && !nt)
 		return 0;
 	now = bpf_ktime_get_ns();
-	out = pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, (__u64)prev, id,
+	out = pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, id,
 				    prev_state | (__u64)preempt << 32, now);
 	in = nt && wait_switch_in((__u64)next, ntid, now);
 

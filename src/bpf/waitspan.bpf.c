@@ -96,11 +96,15 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 ptid = (__u32)id, ntid = BPF_CORE_READ(next, pid);
+	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
+	__u32 ptid = cur->pid, ntid;
+	__u64 id = (__u64)cur->tgid << 32 | ptid;
 	bool dead = prev_state & TASK_DEAD_BIT;
-	bool pt = task_traced(prev, ptid, dead), nt = task_traced(next, ntid, false);
+	bool pt = task_traced(prev, ptid, dead), nt = next_traced(next, &ntid);
 	__u64 now;
+
+	if (dead)
+		taskcache_forget((__u64)prev);
 
 	if (!pt && !nt)
 		return 0;

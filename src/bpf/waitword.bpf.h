@@ -33,13 +33,6 @@ struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline unsigned int task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___old *)t, state);
-}
-
 /* The wait event of the current task (the one leaving the CPU); -1 when unreadable. */
 static __always_inline long read_wait_event(void)
 {
@@ -97,14 +90,93 @@ static __always_inline bool task_traced(struct task_struct *t, __u32 tid, bool d
 }
 
 /*
+ * next's thread id is a bpf_probe_read_kernel() away (next is an untyped argument of
+ * the raw tracepoint): about 100 ns at every switch of the machine here, most of what
+ * an untraced switch cost. So the tasks seen are kept in a direct-mapped cache by task
+ * address, one 64-bit word a slot, read and written whole (two CPUs filling one slot
+ * cannot leave one task's address with another's id): valid bit, traced bit, the
+ * thread id (22 bits: pid_max is at most 2^22), and address bits 20-55 (the slot is
+ * bits 6-19, xor bits 20-33: task_structs are cache-line aligned, and kernel addresses
+ * have bits 56-63 set, or the task is not cached). A slot is emptied at its task's
+ * last switch (TASK_DEAD), before the address can be another task's.
+ */
+#define TASKCACHE_BITS 14
+#define TC_VALID       (1ull << 63)
+#define TC_TRACED      (1ull << 62)
+#define TC_TID_SHIFT   36
+#define TC_TAG_MASK    ((1ull << 36) - 1)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << TASKCACHE_BITS);
+	__type(key, __u32);
+	__type(value, __u64);
+} taskcache SEC(".maps");
+
+/* The slot of task address a, and its tag; false when a is not cacheable. */
+static __always_inline bool taskcache_slot(__u64 a, __u32 *idx, __u64 *tag)
+{
+	if ((a >> 56) != 0xff || (a & 63))
+		return false;
+	*idx = ((a >> 6) ^ (a >> 20)) & ((1u << TASKCACHE_BITS) - 1);
+	*tag = (a >> 20) & TC_TAG_MASK;
+	return true;
+}
+
+/* Whether next is traced, and its thread id: from the cache, or read and cached. */
+static __always_inline bool next_traced(struct task_struct *next, __u32 *tid)
+{
+	__u64 tag = 0, w, *slot = NULL;
+	__u32 idx = 0;
+	bool traced;
+
+	if (taskcache_slot((__u64)next, &idx, &tag)) {
+		slot = bpf_map_lookup_elem(&taskcache, &idx);
+		if (slot) {
+			w = *(volatile __u64 *)slot;
+			if ((w & TC_VALID) && (w & TC_TAG_MASK) == tag) {
+				*tid = (w >> TC_TID_SHIFT) & ((1u << 22) - 1);
+				return w & TC_TRACED;
+			}
+		}
+	}
+	*tid = BPF_CORE_READ(next, pid);
+	traced = task_traced(next, *tid, false);
+	if (slot && *tid < (1u << 22))
+		*(volatile __u64 *)slot = TC_VALID | (traced ? TC_TRACED : 0) |
+					  (__u64)*tid << TC_TID_SHIFT | tag;
+	return traced;
+}
+
+/* Task address a leaves the CPU for the last time: the address may be reused. */
+static __always_inline void taskcache_forget(__u64 a)
+{
+	__u64 tag, *slot;
+	__u32 idx;
+
+	if (!taskcache_slot(a, &idx, &tag))
+		return;
+	slot = bpf_map_lookup_elem(&taskcache, &idx);
+	if (slot && (*(volatile __u64 *)slot & (TC_VALID | TC_TAG_MASK)) == (TC_VALID | tag))
+		*(volatile __u64 *)slot = 0;
+}
+
+/*
  * The programs at sched_switch are raw tracepoints, not tp_btf ones: libbpf finds a
  * tp_btf program's target in the kernel's full BTF, read and parsed at every start
  * (5.5 MB, twice over in memory), where a raw tracepoint is attached by name. Its
  * arguments are the tracepoint's own (btf_trace_sched_switch: preempt, prev, next,
- * prev_state since Linux 5.18), the task pointers untyped, so fields are read through
- * CO-RE. The tracepoint fires before the switch, while prev is still the current
- * task: prev's ids come from bpf_get_current_pid_tgid() and its state is prev_state,
- * so an untraced switch reads only next's id from memory.
+ * prev_state since Linux 5.18), the task pointers untyped. The tracepoint fires
+ * before the switch, while prev is still the current task: prev's fields are read
+ * with plain loads through bpf_get_current_task_btf() (a pointer the verifier knows
+ * the type of), its state is prev_state, and only next's fields need CO-RE reads
+ * (bpf_probe_read_kernel): an untraced switch makes one, for next's thread id.
  */
+static __always_inline unsigned int task_state_btf(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return ((struct task_struct___old *)t)->state;
+}
 
 #endif
