@@ -56,6 +56,21 @@ static __always_inline void hist_put(__u32 which, __u64 d)
 		h->ll[idx]++;
 }
 
+/*
+ * A thread's start time, written in place when the thread has its entry: an LRU
+ * update of a key that is there takes a new node and frees the old one, at every
+ * transaction and statement.
+ */
+static __always_inline void start_set(void *map, __u32 tid, __u64 now)
+{
+	__u64 *s = bpf_map_lookup_elem(map, &tid);
+
+	if (s)
+		*s = now;
+	else
+		bpf_map_update_elem(map, &tid, &now, BPF_ANY);
+}
+
 static __always_inline void emit(__u32 kind, __u64 id, __u64 now)
 {
 	struct pgmark_rec *r;
@@ -85,7 +100,7 @@ static __always_inline void on_mark(__u64 kind)
 		return;
 	switch (kind) {
 	case PGMARK_TXN_START:
-		bpf_map_update_elem(&txn_start, &tid, &now, BPF_ANY);
+		start_set(&txn_start, tid, now);
 		break;
 	case PGMARK_TXN_COMMIT:
 	case PGMARK_TXN_ABORT:
@@ -134,7 +149,7 @@ int BPF_USDT(query_start, const char *query)
 
 	if (!filter_match())
 		return 0;
-	bpf_map_update_elem(&stmt_start, &tid, &now, BPF_ANY);
+	start_set(&stmt_start, tid, now);
 	if (!want_records)
 		return 0;
 	r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);

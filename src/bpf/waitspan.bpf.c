@@ -33,22 +33,50 @@ struct {
 DBTAP_STATS_MAP(WAITSPAN_ST_MAX)
 
 /*
+ * Which thread ids have an entry in threads, a bit each (pid_max / 64 words, set before
+ * load). Most switches of a traced backend are between statements, in Client:ClientRead,
+ * with no entry before or after: the bit spares them both hash lookups. Only a thread's
+ * own switches change its bit (its switch-in comes after its switch-out has ended), but
+ * other threads' bits share the word: atomic.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} spanbits SEC(".maps");
+
+static __always_inline __u64 *span_word(__u32 tid)
+{
+	__u32 idx = tid / 64;
+
+	return bpf_map_lookup_elem(&spanbits, &idx);
+}
+
+/*
  * prev leaves the CPU (it is still the current task: its memory is readable). An
  * entry stays only while prev sleeps in a wait; a thread that leaves in another state
  * loses it, so the next wait in the same event is a new span, not a continuation.
  */
-static __always_inline void switch_out(__u32 tid, __u32 tgid, __u64 now, bool dead)
+static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead)
 {
-	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	__u64 *w = span_word(tid), bit = 1ull << (tid % 64);
+	/* an id above the pid_max the bits were sized for: look it up */
+	struct waitspan_thread *e = !w || (*w & bit) ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+	__u64 now;
 	long ev;
 
 	/* its last switch: a wait word still set is an exiting backend's, not a wait */
 	ev = dead ? 0 : read_wait_event();
 	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class)) {
-		if (e)
+		if (e) {
 			bpf_map_delete_elem(&threads, &tid);
+			if (w)
+				__sync_fetch_and_and(w, ~bit);
+		}
 		return;
 	}
+	now = bpf_ktime_get_ns();
 	if (e) {
 		e->cont = e->event == (__u32)ev;
 		e->event = ev;
@@ -59,14 +87,20 @@ static __always_inline void switch_out(__u32 tid, __u32 tgid, __u64 now, bool de
 	struct waitspan_thread t = { .t0_ns = now, .tgid = tgid, .event = ev, .off = 1 };
 	if (bpf_map_update_elem(&threads, &tid, &t, BPF_ANY))
 		stat_inc(WAITSPAN_ST_THREADS_FULL);
+	else if (w)
+		__sync_fetch_and_or(w, bit);
 }
 
 /* next runs again: its wait, if it was in one, is a stretch to hand on. */
-static __always_inline void switch_in(__u32 tid, __u64 now)
+static __always_inline void switch_in(__u32 tid)
 {
-	struct waitspan_thread *e = bpf_map_lookup_elem(&threads, &tid);
+	__u64 *w = span_word(tid);
+	struct waitspan_thread *e;
 	struct waitspan_rec *r;
 
+	if (w && !(*w & (1ull << (tid % 64))))
+		return;
+	e = bpf_map_lookup_elem(&threads, &tid);
 	if (!e || !e->off)
 		return;
 	e->off = 0;
@@ -82,7 +116,7 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 	r->event = e->event;
 	r->flags = e->cont ? WAITSPAN_CONT : 0;
 	r->t0_ns = e->t0_ns;
-	r->t1_ns = now;
+	r->t1_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(r, 0);
 	stat_inc(WAITSPAN_ST_SPANS);
 }
@@ -101,17 +135,13 @@ int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 id = (__u64)cur->tgid << 32 | ptid;
 	bool dead = prev_state & TASK_DEAD_BIT;
 	bool pt = task_traced(prev, ptid, dead), nt = next_traced(next, &ntid);
-	__u64 now;
 
 	if (dead)
 		taskcache_forget((__u64)prev);
-
-	if (!pt && !nt)
-		return 0;
-	now = bpf_ktime_get_ns();
+	/* the clock is read only for a wait: most traced switches are of idle backends */
 	if (pt)
-		switch_out(ptid, id >> 32, now, dead);
+		switch_out(ptid, id >> 32, dead);
 	if (nt)
-		switch_in(ntid, now);
+		switch_in(ntid);
 	return 0;
 }

@@ -64,6 +64,7 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	p->skel->rodata->idle_event = o->idle_event;
 	p->skel->rodata->idle_class = o->idle_class;
 	bpf_map__set_max_entries(p->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
+	bpf_map__set_max_entries(p->skel->maps.spanbits, (proc_pid_max() + 63) / 64);
 	if (bpf_loader_load(p->skel->skeleton, "waitspan", o->target))
 		goto fail;
 	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "waitspan"))
