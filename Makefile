@@ -177,13 +177,15 @@ $(WL_DIR)/%.class: tests/workloads/%.java
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
-# TAP_JOBS=2: two files at a time (tests/t/testrules.yml says which must not run
-# together). Most of a file's time is spent waiting (a run's -d, a server, a workload),
-# so two at a time could nearly halve the suite on two CPUs; one at a time stays the
-# default until two are shown to pass as reliably.
+# TAP_JOBS=2: two files at a time (tests/t/parallel.yml says which must not run
+# together; one at a time keeps the files' order). Most of a file's time is spent
+# waiting (a run's -d, a server, a workload), so two at a time could nearly halve the
+# suite on two CPUs; one at a time stays the default until two are shown to pass as
+# reliably.
 TAP_JOBS ?= 1
 tap-test: $(DBTAP_BIN) workloads
 	@cd tests/t && DBTAP_BIN=$(abspath $(DBTAP_BIN)) DBTAP_TEST_LONG=$(LONG) \
+		$(if $(filter-out 1,$(TAP_JOBS)),HARNESS_RULESFILE=parallel.yml) \
 		prove --timer -j$(TAP_JOBS) $(if $(T),$(T),t[0-9]*.sh)
 
 # A plain `make check` (CI runs it so) builds on every CPU; a -jN given is kept. Expanded
