@@ -159,6 +159,12 @@ test_have_prereq() {
 	return 0
 }
 
+# A body in a function of its own: a `return` in it ends the body, not test_run_body,
+# whose test_when_finished commands (a load loop's kill) must still run.
+test_eval_body() {
+	eval "$1"
+}
+
 # Runs body $1 in the current shell, then its test_when_finished commands; returns
 # the status.
 test_run_body() {
@@ -169,7 +175,7 @@ test_run_body() {
 	for h in "${test_before_each[@]}"; do
 		eval "$h" </dev/null >>"$out" 2>&1
 	done
-	eval "$1" </dev/null >>"$out" 2>&1
+	test_eval_body "$1" </dev/null >>"$out" 2>&1
 	eval_ret=$?
 	cd "$TRASH" || return 1
 	eval "$test_cleanup" </dev/null >>"$out" 2>&1

@@ -79,4 +79,13 @@ test_expect_success b \"true\"
 	test "$(wc -l <hooks)" = 2
 '
 
+test_expect_success 'a body that returns early still runs its test_when_finished' '
+	test_when_finished "touch returned.cleaned" &&
+	for i in 1; do return 0; done
+'
+
+test_expect_success '... as the file goes on to see' '
+	test -f returned.cleaned
+'
+
 test_done
