@@ -157,13 +157,18 @@ test_expect_success 'cleanup: every program gone after SIGTERM and SIGINT' '
 		trace_start w5.json wait --pg="$PGDATA" -j -i 0.2 &&
 		bpftool -j prog show >progs.json &&
 		ids=$(python3 -c "
-import json
+import json, os, re
+# the programs this tracer holds (its fds): other wait tracers may run beside it
+held = set()
+for fd in os.listdir(\"/proc/$TRACE_PID/fdinfo\"):
+    try:
+        m = re.search(r\"^prog_id:\\s*(\\d+)\", open(\"/proc/$TRACE_PID/fdinfo/\" + fd).read(), re.M)
+    except OSError:
+        continue
+    if m:
+        held.add(int(m.group(1)))
 progs = json.load(open(\"progs.json\"))
-maps = set()
-for p in progs:
-    if p[\"name\"] == \"event_multi\":
-        maps |= set(p.get(\"map_ids\", []))
-ours = [p for p in progs if maps & set(p.get(\"map_ids\", []))]
+ours = [p for p in progs if p[\"id\"] in held]
 assert {\"on_switch\", \"query_start\", \"event_multi\"} <= {p[\"name\"] for p in ours}, ours
 print(\" \".join(str(p[\"id\"]) for p in ours))") &&
 		test -n "$ids" &&
