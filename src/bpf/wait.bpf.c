@@ -236,10 +236,21 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	struct wait_proc *pp = bpf_map_lookup_elem(&procs, &tgid);
 	if (pp && !pp->titled)
 		proc_title(tgid);
-	ev = read_wait_event();
 	e->oncpu = 0;
 	e->stmt_off = e->stmt;
 	e->stack = e->ustack = 0;
+	/*
+	 * Taken off the CPU while still TASK_RUNNING (preempted, or between setting its
+	 * sleeping state and calling schedule(): it stays queued) it waits for a CPU, not
+	 * for its wait event, even with one set: a backend preempted between
+	 * pgstat_report_wait_start() and its sleep would otherwise count that wait twice.
+	 */
+	if (preempt || !task_state_btf(prev)) {
+		e->event = 0;
+		e->kind = WAIT_KIND_RUNNABLE;
+		return 1;
+	}
+	ev = read_wait_event();
 	if (ev < 0) {
 		e->event = 0;
 		e->kind = WAIT_KIND_UNREADABLE;
@@ -248,11 +259,7 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 		e->kind = ev == idle_event && !e->in_xact ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
 	} else {
 		e->event = 0;
-		/*
-		 * Taken off the CPU, not waiting for anything: still TASK_RUNNING, or preempted
-		 * between setting its sleeping state and calling schedule() (it stays queued)
-		 */
-		e->kind = preempt || !task_state_btf(prev) ? WAIT_KIND_RUNNABLE : WAIT_KIND_UNLABELLED;
+		e->kind = WAIT_KIND_UNLABELLED;
 	}
 	if (want_stacks && e->kind != WAIT_KIND_RUNNABLE) {
 		long k = bpf_get_stackid(ctx, &stacks, 0);
