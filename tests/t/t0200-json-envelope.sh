@@ -130,7 +130,12 @@ stamps() {
 	import re, sys
 	text = open(sys.argv[1]).read().splitlines()
 	st = [float(m.group(1)) for m in (re.match(r"^ {0,8}(\d+\.\d{3})  ", l) for l in text) if m]
-	assert len(st) >= 4, (st, text[:20])
+	# An interval report, then the partial last one. The k-th tick comes at its point of
+	# the 0.3 s grid or later, never early; how many fit in 1 s depends on how long each
+	# report takes (profile's first symbolizes): a tick that passed during a report is
+	# skipped (src/util/runloop.c), so the count is not a fixed 4 on a loaded machine.
+	assert len(st) >= 2, (st, text[:20])
+	assert all(t >= 0.3 * (i + 1) - 0.001 for i, t in enumerate(st[:-1])), st
 	assert st == sorted(st) and len(set(st)) == len(st), st
 	assert st[-1] >= 1.0, st
 	assert any(l.startswith("total over ") for l in text), text[-10:]
