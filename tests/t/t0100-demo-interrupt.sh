@@ -8,8 +8,11 @@ test_expect_success 'SIGINT to the demo (as a terminal sends it) during a part' 
 	python3 - "$TEST_ROOT/tools/demo" >demo.result <<-\EOF
 	import os, re, signal, subprocess, sys, time
 	out = open("demo.log", "w")
+	# SIGINT acts as at a terminal, also when the suite itself was started in the
+	# background (a shell ignores SIGINT in what it starts with &)
 	p = subprocess.Popen([sys.argv[1]], stdout=out, stderr=subprocess.STDOUT,
-	                     start_new_session=True)
+	                     start_new_session=True,
+	                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 	# Ctrl-C once the first dbtap part is running (after doctor and pg).
 	deadline = time.time() + 180  # a loaded machine: waits, not timings
 	while time.time() < deadline and "== 30-watch" not in open("demo.log").read():

@@ -20,11 +20,15 @@ for frames, c in stacks:
     # the root is the command name; from main on the chain is exact; below main only
     # the C library start code (which keeps no frame pointer) may appear
     assert frames[0] == \"profloop\", frames
+    # loop itself runs a few instructions between the calls (its counters): a sample
+    # there, rare, is main -> loop; any other shape fails
     i = frames.index(\"main\")
-    assert frames[i:-1] == [\"main\", \"loop\"] and frames[-1] in (\"f_a\", \"f_b\"), frames
+    assert frames[i:] == [\"main\", \"loop\"] or (frames[i:-1] == [\"main\", \"loop\"] and
+                                              frames[-1] in (\"f_a\", \"f_b\")), frames
     assert all(f.startswith(\"__libc_start\") for f in frames[1:i]), frames
     by[frames[-1]] = by.get(frames[-1], 0) + c
-share = by[\"f_a\"] / total
+assert by.get(\"loop\", 0) <= total // 100, by
+share = by[\"f_a\"] / (by[\"f_a\"] + by[\"f_b\"])
 print(by, share)
 assert abs(share - 0.75) <= 0.03, share
 " <p1.folded &&
@@ -37,7 +41,9 @@ assert d[\"processes\"] == [{\"pid\": $pid, \"type\": \"profloop\", \"user\": No
 assert [x[\"name\"] for x in d[\"types\"][0][\"functions\"][:2]] == [\"f_a\", \"f_b\"], d
 f = {x[\"name\"]: x for x in d[\"types\"][0][\"functions\"]}
 assert f[\"main\"][\"total\"] == d[\"samples\"], f
-assert f[\"f_a\"][\"self\"] + f[\"f_b\"][\"self\"] == d[\"samples\"], f
+in_loop = f[\"loop\"][\"self\"] if \"loop\" in f else 0
+assert f[\"f_a\"][\"self\"] + f[\"f_b\"][\"self\"] + in_loop == d[\"samples\"], f
+assert in_loop <= d[\"samples\"] // 100, f
 assert abs(f[\"f_a\"][\"self_pct\"] - 75) <= 6, f
 " <p1.json
 '
