@@ -125,17 +125,25 @@ static const struct frame_cmd wait_frame = {
 	.opts = wait_opts,
 };
 
+/* The position of arg among names (the enum's order), -1 when it is none of them. */
+static int word_index(const char *const *names, size_t n, const char *arg)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct wait_cmd *c = ctx;
+	int i;
 
 	switch (key) {
 	case OPT_BY:
-		for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++) {
-			if (!strcmp(arg, by_names[i])) {
-				c->by = (enum wait_by)i;
-				return 0;
-			}
+		if ((i = word_index(by_names, sizeof(by_names) / sizeof(by_names[0]), arg)) >= 0) {
+			c->by = (enum wait_by)i;
+			return 0;
 		}
 		error("unknown --by '%s'", arg);
 		hint("--by takes event, type, pid, database, user or query");
@@ -143,11 +151,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 	case OPT_TOP:
 		return top_opt(&c->top, arg, "rows");
 	case OPT_SORT:
-		for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
-			if (!strcmp(arg, sort_names[i])) {
-				c->sort = (enum wait_sort)i;
-				return 0;
-			}
+		if ((i = word_index(sort_names, sizeof(sort_names) / sizeof(sort_names[0]), arg)) >= 0) {
+			c->sort = (enum wait_sort)i;
+			return 0;
 		}
 		error("unknown --sort key '%s'", arg);
 		hint("--sort takes wait_s (the default), count, mean or max");
