@@ -309,24 +309,17 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
-	__u32 ptid = cur->pid, ntid;
-	__u64 id = (__u64)cur->tgid << 32 | ptid;
-	bool dead = prev_state & TASK_DEAD_BIT;
-	bool pt = task_traced(prev, ptid, dead);
-	bool nt = next_traced(next, &ntid);
+	struct switch_ends s;
 	__u64 now;
 	bool out, in;
 
-	if (dead)
-		taskcache_forget((__u64)prev);
-
-	if (!pt && !nt)
+	switch_ends_read(&s, prev, next, prev_state);
+	if (!s.pt && !s.nt)
 		return 0;
 	now = bpf_ktime_get_ns();
-	out = pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, id,
-				    prev_state | (__u64)preempt << 32, now);
-	in = nt && wait_switch_in((__u64)next, ntid, now);
+	out = s.pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, s.id,
+				      prev_state | (__u64)preempt << 32, now);
+	in = s.nt && wait_switch_in((__u64)next, s.ntid, now);
 
 	if (out || in) {
 		struct wait_drops *d = drops_get();

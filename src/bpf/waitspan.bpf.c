@@ -130,18 +130,13 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
-	__u32 ptid = cur->pid, ntid;
-	__u64 id = (__u64)cur->tgid << 32 | ptid;
-	bool dead = prev_state & TASK_DEAD_BIT;
-	bool pt = task_traced(prev, ptid, dead), nt = next_traced(next, &ntid);
+	struct switch_ends s;
 
-	if (dead)
-		taskcache_forget((__u64)prev);
+	switch_ends_read(&s, prev, next, prev_state);
 	/* the clock is read only for a wait: most traced switches are of idle backends */
-	if (pt)
-		switch_out(ptid, id >> 32, dead);
-	if (nt)
-		switch_in(ntid);
+	if (s.pt)
+		switch_out(s.ptid, s.id >> 32, s.dead);
+	if (s.nt)
+		switch_in(s.ntid);
 	return 0;
 }

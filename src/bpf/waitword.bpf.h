@@ -179,4 +179,30 @@ static __always_inline unsigned int task_state_btf(struct task_struct *t)
 	return ((struct task_struct___old *)t)->state;
 }
 
+/* Both ends of a switch as the sched_switch programs of wait and waitspan need them. */
+struct switch_ends {
+	__u64 id;	/* prev's tgid << 32 | tid, as bpf_get_current_pid_tgid() has it */
+	__u32 ptid, ntid;
+	bool dead;	/* prev's last switch */
+	bool pt, nt;	/* prev, next traced */
+};
+
+/*
+ * Reads them at the raw tracepoint (prev is current: plain loads), and drops prev's
+ * task-address cache entry at its last switch.
+ */
+static __always_inline void switch_ends_read(struct switch_ends *s, struct task_struct *prev,
+					     struct task_struct *next, unsigned int prev_state)
+{
+	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
+
+	s->ptid = cur->pid;
+	s->id = (__u64)cur->tgid << 32 | s->ptid;
+	s->dead = prev_state & TASK_DEAD_BIT;
+	s->pt = task_traced(prev, s->ptid, s->dead);
+	s->nt = next_traced(next, &s->ntid);
+	if (s->dead)
+		taskcache_forget((__u64)prev);
+}
+
 #endif
