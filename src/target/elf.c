@@ -397,8 +397,11 @@ static int leading_underscores(const char *name)
  * Aliases at one address (memmove and memcpy, malloc and __libc_malloc, a vDSO's
  * __vdso_ names and their weak plain ones) are named as perf names them, so that a
  * profile reads the same in both: by binding, then the fewest leading underscores,
- * then the longest name. Unlike perf, a compat version ("cfree@GLIBC_2.2.5", in a
- * debug file's .symtab) comes after every plain name: callers never use it.
+ * then the longest name, then the one first in the symbol table (glibc's
+ * __libc_recv before its hidden __GI___recv, both local and as long). Unlike perf,
+ * a compat version ("cfree@GLIBC_2.2.5", in a debug file's .symtab) comes after
+ * every plain name: callers never use it. x and y are in one array, ef->syms, in
+ * the table's order.
  */
 static int alias_cmp(const struct elf_sym *x, const struct elf_sym *y)
 {
@@ -415,7 +418,7 @@ static int alias_cmp(const struct elf_sym *x, const struct elf_sym *y)
 	size_t lx = strlen(x->name), ly = strlen(y->name);
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x < y ? -1 : x > y;
 }
 
 static int cmp_func(const void *a, const void *b)

@@ -35,6 +35,18 @@ extern int __dbtap_test_alias(int) __attribute__((alias("dbtap_test_function")))
 extern int dbtap_test_function_weak_alias(int)
 	__attribute__((weak, alias("dbtap_test_function")));
 
+/*
+ * Aliases alike in binding, leading underscores and length: the one first in the
+ * symbol table names the address, as perf chooses (the test reads the table's order).
+ */
+__attribute__((noinline)) int __dbtap_test_tie(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 5 + (int)dbtap_test_global;
+}
+extern int dbtap_tie_zz(int) __attribute__((alias("__dbtap_test_tie")));
+extern int dbtap_tie_aa(int) __attribute__((alias("__dbtap_test_tie")));
+
 static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	/* The first object is the executable itself. */
@@ -54,6 +66,7 @@ int main(void)
 	printf("global %#lx %zu\n", (unsigned long)((uintptr_t)&dbtap_test_global - bias),
 	       sizeof(dbtap_test_global));
 	printf("function %#lx\n", (unsigned long)((uintptr_t)dbtap_test_function - bias));
+	printf("tie %#lx\n", (unsigned long)((uintptr_t)__dbtap_test_tie - bias));
 	printf("field %zu %zu\n", offsetof(struct dbtap_test_struct, the_field),
 	       sizeof(s.the_field));
 	printf("call %d\n", dbtap_test_function(1));
