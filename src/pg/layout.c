@@ -228,3 +228,94 @@ out:
 	elf_file_close(ef);
 	return ret;
 }
+
+/*
+ * PgBackendStatus up to st_activity_raw, x86-64: int st_changecount, int st_procpid,
+ * BackendType st_backendType, four TimestampTz (proc, xact, activity, state start:
+ * activity at 32), Oid database and user, SockAddr st_clientaddr (sockaddr_storage and
+ * socklen_t: 136 bytes, at 56), char *st_clienthostname (192), bool st_ssl, pointer,
+ * bool st_gss, pointer (224), BackendState st_state (232), char *st_appname (240),
+ * char *st_activity_raw (248). BackendState: UNDEFINED, IDLE, RUNNING,
+ * IDLEINTRANSACTION, FASTPATH, IDLEINTRANSACTION_ABORTED, DISABLED. 15: offsetof() on
+ * Debian's 15 headers (a test does it on every run); 16: laid out from
+ * src/include/utils/backend_status.h as of 16's beta. Other versions are not checked.
+ */
+static const struct pg_bestatus_loc bestatus_locs[] = {
+	{ 15, 16, 232, 32, 248, 1, 2, 3, 4, 5, 6, 0 },
+};
+
+#define NBESTATUS ((int)(sizeof(bestatus_locs) / sizeof(bestatus_locs[0])))
+
+const struct pg_bestatus_loc *pg_bestatus_table(int *n)
+{
+	*n = NBESTATUS;
+	return bestatus_locs;
+}
+
+int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_loc *loc)
+{
+	uint64_t off[3], size[3];
+	static const char *const fields[3] = { "st_state", "st_activity_start_timestamp",
+					       "st_activity_raw" };
+	static const uint64_t sizes[3] = { 4, 8, 8 };
+	int i;
+
+	memset(loc, 0, sizeof(*loc));
+	for (i = 0; i < NBESTATUS; i++)
+		if (major >= bestatus_locs[i].major_min && major <= bestatus_locs[i].major_max)
+			break;
+	if (i == NBESTATUS)
+		return -1;
+	*loc = bestatus_locs[i];
+	if (!ef || !elf_file_has_dwarf(ef))
+		return 0;
+	/* the enum's values stay the row's: only the offsets come from the binary */
+	for (i = 0; i < 3; i++)
+		if (elf_file_var_pointee_field(ef, "MyBEEntry", fields[i], &off[i], &size[i]) < 0 ||
+		    size[i] != sizes[i])
+			return 0;
+	loc->state_off = off[0];
+	loc->activity_ts_off = off[1];
+	loc->activity_off = off[2];
+	loc->from_dwarf = 1;
+	return 0;
+}
+
+int pg_bestatus_find(int major, const char *binary, pid_t ref, struct pg_bestatus *w)
+{
+	static const char *const syms[3] = { "MyBEEntry", "debug_query_string",
+					     "pgstat_track_activities" };
+	uint64_t *addr[3] = { &w->beentry_addr, &w->query_addr, &w->track_addr };
+	struct elf_file *ef;
+	struct elf_sym sym;
+	uint64_t bias;
+	int ret = -1;
+
+	memset(w, 0, sizeof(*w));
+	ef = elf_file_open(binary);
+	if (!ef) {
+		snprintf(w->why, sizeof(w->why), "'%s' cannot be read", binary);
+		return -1;
+	}
+	if (pg_bestatus_locate(major, ef, &w->loc) < 0) {
+		snprintf(w->why, sizeof(w->why), "the PgBackendStatus layout of PostgreSQL %d is"
+			 " not checked", major);
+		goto out;
+	}
+	if (proc_load_bias(ref, binary, &bias) < 0) {
+		snprintf(w->why, sizeof(w->why), "cannot find where '%s' is loaded in pid %d",
+			 binary, ref);
+		goto out;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (elf_file_find_sym(ef, syms[i], &sym) < 0) {
+			snprintf(w->why, sizeof(w->why), "'%s' has no symbol %s", binary, syms[i]);
+			goto out;
+		}
+		*addr[i] = bias + sym.value;
+	}
+	ret = 0;
+out:
+	elf_file_close(ef);
+	return ret;
+}

@@ -81,6 +81,44 @@ struct pg_wait_word {
 };
 int pg_wait_word_find(int major, const char *binary, pid_t ref, struct pg_wait_word *w);
 
+/*
+ * A backend's row of pg_stat_activity, PgBackendStatus in shared memory, found through
+ * MyBEEntry (.dynsym): its state (idle, running, idle in transaction...), when its
+ * current statement started and the statement's text. wait reads them at context
+ * switches instead of trapping at the transaction and statement probes. The offsets
+ * and the BackendState values are per major version, checked against each version's
+ * header (the table); DWARF in the binary takes precedence for the offsets. A version
+ * without a row has no such path (wait then uses the USDT probes).
+ */
+struct pg_bestatus_loc {
+	int major_min, major_max;
+	uint32_t state_off;       /* st_state: BackendState, 4 bytes */
+	uint32_t activity_ts_off; /* st_activity_start_timestamp: TimestampTz, 8 bytes */
+	uint32_t activity_off;    /* st_activity_raw: char * to the statement's text */
+	/* BackendState values */
+	uint32_t st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted,
+		 st_disabled;
+	int from_dwarf;
+};
+
+/* The table row for major, NULL when none; with DWARF in ef its offsets override. */
+int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_loc *loc);
+const struct pg_bestatus_loc *pg_bestatus_table(int *n);
+
+/*
+ * The run-time addresses of MyBEEntry, debug_query_string and pgstat_track_activities
+ * in the processes of binary loaded like ref, and the layout. 0; -1 when the version
+ * has no row or the binary lacks a symbol (why in w->why, nothing printed).
+ */
+struct pg_bestatus {
+	uint64_t beentry_addr;  /* &MyBEEntry */
+	uint64_t query_addr;    /* &debug_query_string */
+	uint64_t track_addr;    /* &pgstat_track_activities (a bool) */
+	struct pg_bestatus_loc loc;
+	char why[160];
+};
+int pg_bestatus_find(int major, const char *binary, pid_t ref, struct pg_bestatus *w);
+
 /* Major version of the server a process belongs to (DATADIR/PG_VERSION via its cwd); -1. */
 int pg_major_of_process(pid_t pid);
 
