@@ -16,6 +16,18 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 idle_event = 0;
 const volatile bool want_stacks = false;
 
+/*
+ * The PgBackendStatus path, set by user space from pg/layout.c: &MyBEEntry (0: the
+ * USDT path, the programs at the probes tell the state and the statement instead),
+ * &debug_query_string, the offsets of st_state, st_activity_start_timestamp and
+ * st_activity_raw, and the BackendState values of a backend inside a transaction.
+ */
+const volatile __u64 be_ptr_addr = 0;
+const volatile __u64 query_ptr_addr = 0;
+const volatile __u32 be_state_off = 0, be_ts_off = 0, be_activity_off = 0;
+const volatile __u32 st_running = 0, st_fastpath = 0, st_idle_xact = 0,
+		     st_idle_xact_aborted = 0;
+
 /* Accounting starts here for threads already running when the program was attached. */
 __u64 t0 = 0;
 
@@ -189,6 +201,98 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	}
 }
 
+STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
+
+/*
+ * The key of the statement text at user address src, the text kept for user space once
+ * per key. An unreadable text is the empty statement's key, or 0 when !or_empty.
+ */
+static __always_inline __u64 text_key(const char *src, bool or_empty)
+{
+	__u32 zero = 0;
+	char *text = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 key;
+
+	if (!text)
+		return 0;
+	if (bpf_probe_read_user_str(text, WAIT_TEXT_LEN, src) < 0) {
+		if (!or_empty)
+			return 0;
+		text[0] = '\0';
+	}
+	key = wait_text_hash(text, false);
+	if (!bpf_map_lookup_elem(&texts, &key) &&
+	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&texts, &key)) {
+		struct wait_drops *d = drops_get();
+		if (d)
+			d->texts_full++;
+	}
+	return key;
+}
+
+/*
+ * The PgBackendStatus path: the statement, read from the backend leaving the CPU (the
+ * current task: its memory is readable here) instead of trapped at its start and end.
+ * debug_query_string is the running statement's text, NULL between statements; the
+ * row's st_activity_start_timestamp tells a new statement at the same address, and
+ * one that began and ended since the last switch-out, whose text is then the row's
+ * st_activity_raw. A text is read and hashed only when one of them changed: a switch
+ * otherwise reads two words. Sets e->stmt to the statement the CPU stretch now ending
+ * ran (the latest one seen), and returns the one in progress (0 between statements)
+ * for the stretch that starts. With track_activities off the timestamp stays 0: a
+ * statement is known by its text then, read at every switch-out inside it.
+ */
+static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
+{
+	__u64 be = e->be, q = 0, ts = 0, src, h;
+
+	if (!be) {
+		/* MyBEEntry is set once, early in the backend's life: read until it is */
+		bpf_probe_read_user(&be, sizeof(be), (void *)be_ptr_addr);
+		e->be = be;
+	}
+	bpf_probe_read_user(&q, sizeof(q), (void *)query_ptr_addr);
+	if (be)
+		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + be_ts_off));
+	if (q == e->q_ptr && ts == e->q_ts && (ts || !q))
+		return q ? e->q_hash : 0;
+	src = q;
+	if (!src && ts && ts != e->q_ts &&
+	    bpf_probe_read_user(&src, sizeof(src), (void *)(be + be_activity_off)))
+		src = 0;
+	if (src) {
+		h = text_key((const char *)src, false);
+		/* not readable now (a page not present): again at the next switch-out */
+		if (!h)
+			return q ? e->stmt : 0;
+		e->q_hash = h;
+		e->stmt = h;
+		/* the first statements give the title its user and database (proc_title) */
+		proc_title(e->tgid);
+	}
+	e->q_ptr = q;
+	e->q_ts = ts;
+	return q ? e->q_hash : 0;
+}
+
+/*
+ * Whether a backend waiting for its client is inside a transaction (or a statement:
+ * COPY FROM STDIN reads its data in ClientRead): idle otherwise. track_activities off
+ * leaves st_state STATE_DISABLED: idle.
+ */
+static __always_inline bool backend_busy(struct wait_thread *e)
+{
+	__u32 st = 0;
+
+	if (!be_ptr_addr)
+		return e->in_xact;
+	if (!e->be || bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + be_state_off)))
+		return false;
+	return st == st_idle_xact || st == st_idle_xact_aborted || st == st_running ||
+	       st == st_fastpath;
+}
+
 /* The task's CPU time by the kernel's count: a task that is not current, through CO-RE. */
 static __always_inline __u64 task_exec(struct task_struct *t)
 {
@@ -223,6 +327,9 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	d = drops_get();
 	if (!e->oncpu && d)
 		d->unpaired++;
+	__u64 next_stmt = e->stmt;
+	if (be_ptr_addr && !(prev_state & TASK_DEAD_BIT))
+		next_stmt = bestatus_stmt(e);
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, prev->se.sum_exec_runtime, true);
 	if (prev_state & TASK_DEAD_BIT) {
@@ -237,6 +344,7 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	if (pp && !pp->titled)
 		proc_title(tgid);
 	e->oncpu = 0;
+	e->stmt = next_stmt;
 	e->stmt_off = e->stmt;
 	e->stack = e->ustack = 0;
 	/*
@@ -256,7 +364,7 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 		e->kind = WAIT_KIND_UNREADABLE;
 	} else if (ev) {
 		e->event = ev;
-		e->kind = ev == idle_event && !e->in_xact ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
+		e->kind = ev == idle_event && !backend_busy(e) ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
 	} else {
 		e->event = 0;
 		e->kind = WAIT_KIND_UNLABELLED;
@@ -348,8 +456,6 @@ static __always_inline struct wait_thread *thread_current(__u64 now)
 	return thread_new(tid, id >> 32, now, true);
 }
 
-STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
-
 /*
  * The statement changes: the CPU time so far belongs to the one before. The kernel
  * updates sum_exec_runtime of a running task only at ticks and switches, so the
@@ -370,26 +476,15 @@ int BPF_USDT(query_start, const char *query)
 {
 	__u64 now = bpf_ktime_get_ns(), key;
 	struct wait_thread *e;
-	__u32 zero = 0;
-	char *text;
 
 	if (!filter_match())
 		return 0;
 	e = thread_current(now);
-	text = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e || !text)
+	if (!e)
 		return 0;
-	if (bpf_probe_read_user_str(text, WAIT_TEXT_LEN, query) < 0)
-		text[0] = '\0';
-	key = wait_text_hash(text, false);
-	if (!bpf_map_lookup_elem(&texts, &key) &&
-	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&texts, &key)) {
-		struct wait_drops *d = drops_get();
-		if (d)
-			d->texts_full++;
-	}
-	stmt_set(e, key, now);
+	key = text_key(query, true);
+	if (key)
+		stmt_set(e, key, now);
 	return 0;
 }
 

@@ -78,6 +78,23 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });
+	if (o->beentry_addr) {
+		wp->skel->rodata->be_ptr_addr = o->beentry_addr;
+		wp->skel->rodata->query_ptr_addr = o->query_addr;
+		wp->skel->rodata->be_state_off = o->state_off;
+		wp->skel->rodata->be_ts_off = o->activity_ts_off;
+		wp->skel->rodata->be_activity_off = o->activity_off;
+		wp->skel->rodata->st_running = o->st_running;
+		wp->skel->rodata->st_fastpath = o->st_fastpath;
+		wp->skel->rodata->st_idle_xact = o->st_idle_xact;
+		wp->skel->rodata->st_idle_xact_aborted = o->st_idle_xact_aborted;
+	}
+	/* no probe programs where nothing is trapped: nor their verification at start */
+	if (o->beentry_addr || o->floor) {
+		bpf_program__set_autoload(wp->skel->progs.query_start, false);
+		bpf_program__set_autoload(wp->skel->progs.event_multi, false);
+		bpf_program__set_autoload(wp->skel->progs.event_uprobe, false);
+	}
 	stathash_dfa_fill((__u16 *)wp->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(wp->skel->skeleton, "wait", o->target))
 		goto fail;
@@ -93,7 +110,7 @@ void wait_probe_start(struct wait_probe *wp, uint64_t t0)
 }
 
 static int seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event,
-		bool exec_known, uint64_t exec)
+		bool in_xact, bool exec_known, uint64_t exec)
 {
 	uint64_t t0 = wp->skel->bss->t0;
 	struct wait_thread t = { .since = t0, .first = t0, .tgid = tgid, .oncpu = oncpu,
@@ -104,22 +121,23 @@ static int seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32
 	if (!oncpu) {
 		/* a transaction open at the start is seen from its next probe only */
 		t.kind = event == 0 ? WAIT_KIND_UNLABELLED :
-			 event == wp->o->idle_event ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
+			 event == wp->o->idle_event && !in_xact ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
 	}
 	bpf_map_update_elem(bpf_map__fd(wp->skel->maps.procs), &pk, &p, BPF_NOEXIST);
 	return bpf_map_update_elem(bpf_map__fd(wp->skel->maps.threads), &k, &t, BPF_NOEXIST) ?
 	       -1 : 0;
 }
 
-int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event)
+int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event,
+		    bool in_xact)
 {
-	return seed(wp, tid, tgid, oncpu, event, false, 0);
+	return seed(wp, tid, tgid, oncpu, event, in_xact, false, 0);
 }
 
 int wait_probe_seed_exec(struct wait_probe *wp, pid_t tid, pid_t tgid, uint32_t event,
-			 uint64_t exec_ns)
+			 bool in_xact, uint64_t exec_ns)
 {
-	return seed(wp, tid, tgid, false, event, true, exec_ns);
+	return seed(wp, tid, tgid, false, event, in_xact, true, exec_ns);
 }
 
 /* One USDT probe of the server by name into the plan; the cookie says which it is. */
@@ -152,6 +170,12 @@ int wait_probe_attach(struct wait_probe *wp)
 					       wp->skel->progs.on_switch,
 			 "to the sched_switch tracepoint");
 	if (wp->o->floor) {
+		rc = attach_plan_run(&plan, &wp->links);
+		attach_plan_free(&plan);
+		return rc;
+	}
+	if (wp->o->beentry_addr) {
+		/* the state and the statement are read at the switches: no probe to trap */
 		rc = attach_plan_run(&plan, &wp->links);
 		attach_plan_free(&plan);
 		return rc;

@@ -58,13 +58,22 @@ struct wait_thread {
 	 * stays right across a switch this program did not see.
 	 */
 	__u64 exec;
+	/*
+	 * The PgBackendStatus path (wait.bpf.c bestatus_stmt): MyBEEntry once read, and
+	 * debug_query_string, st_activity_start_timestamp and their statement's hash as
+	 * last seen, so that a text is read and hashed only when the statement changed.
+	 */
+	__u64 be;
+	__u64 q_ptr;
+	__u64 q_ts;
+	__u64 q_hash;
 	__u32 tgid;
 	__u32 event;    /* off CPU: wait event read at switch-out */
 	__u32 kind;     /* off CPU: enum wait_kind of the current stretch */
 	__u32 stack;    /* off CPU, --stacks: stack ids of the switch-out, + 1 */
 	__u32 ustack;
 	__u8 oncpu;
-	__u8 in_xact;   /* between transaction__start and commit/abort */
+	__u8 in_xact;   /* between transaction__start and commit/abort (the USDT path) */
 	__u8 exec_known;
 	__u8 pad;
 };
@@ -120,6 +129,15 @@ struct wait_probe_opts {
 	uint32_t idle_event;  /* Client:ClientRead */
 	bool stacks;
 	bool floor;           /* attach an empty program instead (bench/wait-switch.sh) */
+	/*
+	 * Set (beentry_addr != 0): the transaction state and the statement are read from
+	 * the backend's PgBackendStatus at its switches (pg/layout.h), no USDT probe is
+	 * attached. 0: the USDT path.
+	 */
+	uint64_t beentry_addr, query_addr;
+	uint32_t state_off, activity_ts_off, activity_off;
+	uint32_t st_running, st_fastpath, st_idle_xact, st_idle_xact_aborted;
+
 };
 
 /* An aggregate entry, read back. */
@@ -145,14 +163,16 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o);
  * a thread seen off CPU in wait event `event` (0 none) is entered as waiting since t0.
  */
 void wait_probe_start(struct wait_probe *wp, uint64_t t0);
-int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event);
+/* in_xact: a backend waiting for its client inside a transaction (not idle) */
+int wait_probe_seed(struct wait_probe *wp, pid_t tid, pid_t tgid, bool oncpu, uint32_t event,
+		    bool in_xact);
 /*
  * The same with the thread's CPU time so far (schedstat's, in ns), read while it was
  * off CPU: its first stretch is then split by the kernel's count even when it ran
  * between the seeding and the attach.
  */
 int wait_probe_seed_exec(struct wait_probe *wp, pid_t tid, pid_t tgid, uint32_t event,
-			 uint64_t exec_ns);
+			 bool in_xact, uint64_t exec_ns);
 /* Attaches sched_switch, then the USDT probes; -1 with the error printed. */
 int wait_probe_attach(struct wait_probe *wp);
 /* Cumulative aggregates, count returned, a malloc'd array; -1 on failure. */

@@ -79,9 +79,11 @@ struct wait_cmd {
 	struct snap prev;
 	struct symbolizer *sym; /* --stacks */
 	bool attached, list;
+	bool usdt; /* --usdt: the probes, where PgBackendStatus could be read */
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_IDLE, OPT_STACKS, OPT_FLOOR, OPT_LIST };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_IDLE, OPT_STACKS, OPT_FLOOR, OPT_LIST,
+       OPT_USDT };
 
 static const struct frame_opt wait_opts[] = {
 	FRAME_OPT_PG,
@@ -101,6 +103,9 @@ static const struct frame_opt wait_opts[] = {
 	{ "stacks", OPT_STACKS, no_argument, NULL,
 	  "kernel and user stacks at each switch-out: an off-CPU flame graph" },
 	{ "output", 'o', required_argument, "FILE", "--stacks: FILE.svg (flame graph) or FILE.folded" },
+	{ "usdt", OPT_USDT, no_argument, NULL,
+	  "the transaction state and statements from the USDT probes (a trap\n"
+	  "each) instead of the backends' PgBackendStatus (15 and 16 have it)" },
 	{ "list-events", OPT_LIST, no_argument, NULL,
 	  "print the wait events of the server's version with their ids, and exit" },
 	/* bench/wait-switch.sh: an empty program at the same tracepoint, the cost floor */
@@ -117,6 +122,9 @@ static const struct frame_cmd wait_frame = {
 		"leaves the CPU, named as pg_stat_activity names it), and time off CPU with no\n"
 		"wait event set, runnable or asleep. Client:ClientRead outside a transaction is\n"
 		"idle: reported apart and left out of the totals unless --include-idle.\n"
+		"The transaction state and the statement are read from the backend's\n"
+		"PgBackendStatus at its switches where dbtap knows the layout (PostgreSQL 15,\n"
+		"16), from the USDT probes otherwise (a trap at each).\n"
 		"Without a target: the only cluster.\n",
 	.examples =
 		"  dbtap wait --pg -d 10\n"
@@ -169,6 +177,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_LIST:
 		c->list = true;
+		return 0;
+	case OPT_USDT:
+		c->usdt = true;
 		return 0;
 	case 'o':
 		c->out_path = arg;
@@ -897,6 +908,23 @@ static int current_pids(struct wait_cmd *c, pid_t **out)
 }
 
 /*
+ * Whether process pid is inside a transaction (or a statement) by its PgBackendStatus,
+ * as the program tells it at a switch; false on the USDT path, where a transaction
+ * open at the start is seen from its next probe only.
+ */
+static bool backend_busy(struct wait_cmd *c, pid_t pid)
+{
+	uint64_t be = 0;
+	uint32_t st = 0;
+
+	if (!c->po.beentry_addr || mem_read_u64(pid, c->po.beentry_addr, &be) < 0 || !be ||
+	    mem_read(pid, be + c->po.state_off, &st, sizeof(st)) < 0)
+		return false;
+	return st == c->po.st_idle_xact || st == c->po.st_idle_xact_aborted ||
+	       st == c->po.st_running || st == c->po.st_fastpath;
+}
+
+/*
  * Threads already running when tracing starts: each is entered as on CPU or waiting
  * in the wait event it shows now, so its time is accounted from the start.
  */
@@ -919,13 +947,57 @@ static void seed(struct wait_cmd *c)
 		if (mem_read_u64(pids[i], c->po.ptr_addr, &ptr) < 0 || !ptr ||
 		    mem_read(pids[i], ptr + c->po.field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
+		bool in_xact = backend_busy(c, pids[i]);
 		/* a running thread's schedstat lags by its current slice: only asleep ones */
 		if (st != 'R' && proc_counters(tid, &pc) == 0)
-			wait_probe_seed_exec(c->wp, tid, pids[i], ev, pc.run_ns);
+			wait_probe_seed_exec(c->wp, tid, pids[i], ev, in_xact, pc.run_ns);
 		else
-			wait_probe_seed(c->wp, tid, pids[i], st == 'R', ev);
+			wait_probe_seed(c->wp, tid, pids[i], st == 'R', ev, in_xact);
 	}
 	free(pids);
+}
+
+/*
+ * Where the backends' PgBackendStatus rows are (pg/layout.c): found, wait reads the
+ * transaction state and the statement at the switches; not, it traps at the USDT
+ * probes as before, and says why with -v.
+ */
+static void bestatus_locate(struct wait_cmd *c, pid_t ref)
+{
+	struct pg_bestatus b;
+	uint8_t track = 1;
+
+	if (c->usdt) {
+		verbose("statements and transactions: USDT probes (--usdt)");
+		return;
+	}
+	if (pg_bestatus_find(c->major, c->po.binary, ref, &b) < 0) {
+		verbose("statements and transactions: USDT probes (%s)", b.why);
+		return;
+	}
+	c->po.beentry_addr = b.beentry_addr;
+	c->po.query_addr = b.query_addr;
+	c->po.state_off = b.loc.state_off;
+	c->po.activity_ts_off = b.loc.activity_ts_off;
+	c->po.activity_off = b.loc.activity_off;
+	c->po.st_running = b.loc.st_running;
+	c->po.st_fastpath = b.loc.st_fastpath;
+	c->po.st_idle_xact = b.loc.st_idle_xact;
+	c->po.st_idle_xact_aborted = b.loc.st_idle_xact_aborted;
+	verbose("statements and transactions: *MyBEEntry st_state +%u,"
+		" st_activity_start_timestamp +%u, st_activity_raw +%u (%s); BackendState"
+		" idle %u running %u idle_in_transaction %u fastpath %u"
+		" idle_in_transaction_aborted %u disabled %u",
+		b.loc.state_off, b.loc.activity_ts_off, b.loc.activity_off,
+		b.loc.from_dwarf ? "debug info" : "layout table", b.loc.st_idle, b.loc.st_running,
+		b.loc.st_idle_xact, b.loc.st_fastpath, b.loc.st_idle_xact_aborted,
+		b.loc.st_disabled);
+	/* the server's setting, as its backends inherit it (a session may SET it) */
+	if (mem_read(ref, b.track_addr, &track, sizeof(track)) == 0 && !track) {
+		warning("track_activities is off: no transaction state, every Client:ClientRead"
+			" counts as idle, and statements are told apart by their text alone");
+		hint("set track_activities = on (the default) for idle in transaction to be counted");
+	}
 }
 
 /* Finds the wait event word of the target (pg/layout.c): the same in every pid. */
@@ -951,6 +1023,7 @@ static int locate(struct wait_cmd *c)
 	c->po.field_off = w.field_off;
 	verbose("wait event: *%s + %u (%s), at 0x%" PRIx64, w.loc.symbol, w.field_off,
 		w.loc.from_dwarf ? "debug info" : "layout table", c->po.ptr_addr);
+	bestatus_locate(c, ref);
 	ret = 0;
 out:
 	free(pids);
@@ -1195,8 +1268,12 @@ int cmd_wait(int argc, char **argv)
 		goto fail;
 	}
 	c.attached = true;
-	fprintf(stderr, "tracing waits in %s (%d probes); Ctrl-C to stop\n",
-		target_describe(&c.t), wait_probe_nlinks(c.wp));
+	if (c.po.beentry_addr)
+		fprintf(stderr, "tracing waits in %s (sched_switch; statements from"
+			" PgBackendStatus, no USDT probe); Ctrl-C to stop\n", target_describe(&c.t));
+	else
+		fprintf(stderr, "tracing waits in %s (%d probes); Ctrl-C to stop\n",
+			target_describe(&c.t), wait_probe_nlinks(c.wp));
 	return frame_run(&c.f, &ops, &c);
 fail:
 	cleanup(&c);

@@ -1114,7 +1114,7 @@ static int open_wait(struct pgmon *m)
 		if (mem_read_u64(pid, po.ptr_addr, &ptr) < 0 || !ptr ||
 		    mem_read(pid, ptr + po.field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
-		wait_probe_seed(m->wait, pid, pid, st == 'R', ev);
+		wait_probe_seed(m->wait, pid, pid, st == 'R', ev, false);
 	}
 	if (wait_probe_attach(m->wait) < 0) {
 		wait_probe_destroy(m->wait);

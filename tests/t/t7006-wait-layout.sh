@@ -1,0 +1,64 @@
+#!/bin/bash
+test_description='dbtap wait: the PgBackendStatus layout and BackendState values it reads equal offsetof() on the real server headers'
+. "$(dirname "$0")"/../lib/test-lib.sh
+. "$TEST_LIB"/pg.sh
+
+major=$("$PG_BINDIR"/postgres --version | sed -n 's/.* \([0-9][0-9]*\)\.[0-9]*.*/\1/p')
+# The headers of the running server's major version, from Debian's archive, unpacked
+# into the cache under build/ that t3004 fills too (both run in the same sequence).
+cache="$TEST_ROOT/build/cache/server-dev-$major"
+if [ ! -f "$cache/ok" ]; then
+	rm -rf "$cache" && mkdir -p "$cache" &&
+	(cd "$cache" && apt-get download "postgresql-server-dev-$major" >download.log 2>&1 &&
+	 dpkg-deb -x postgresql-server-dev-"$major"_*.deb root && touch ok) ||
+		test_skip_all "cannot download postgresql-server-dev-$major from the apt archive"
+fi
+server_inc="$cache/root/usr/include/postgresql/$major/server"
+
+test_expect_success "offsetof() and the BackendState values on the PostgreSQL $major headers" '
+	cat >layout.c <<-\EOC &&
+	#include "postgres.h"
+	#include "tcop/tcopprot.h"
+	#if PG_VERSION_NUM >= 140000
+	#include "utils/backend_status.h"
+	#else
+	#include "pgstat.h"
+	#endif
+	#include <stddef.h>
+	#include <stdio.h>
+	#undef printf
+	int main(void)
+	{
+		/* the global is a pointer to the row (sizeof does not evaluate it) */
+		printf("statements and transactions: *MyBEEntry st_state +%zu,"
+		       " st_activity_start_timestamp +%zu, st_activity_raw +%zu (layout table);"
+		       " BackendState idle %d running %d idle_in_transaction %d fastpath %d"
+		       " idle_in_transaction_aborted %d disabled %d\n",
+		       offsetof(PgBackendStatus, st_state),
+		       offsetof(PgBackendStatus, st_activity_start_timestamp),
+		       offsetof(PgBackendStatus, st_activity_raw), (int)STATE_IDLE,
+		       (int)STATE_RUNNING, (int)STATE_IDLEINTRANSACTION, (int)STATE_FASTPATH,
+		       (int)STATE_IDLEINTRANSACTION_ABORTED, (int)STATE_DISABLED);
+		printf("sizes %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_state),
+		       sizeof(MyBEEntry->st_activity_start_timestamp),
+		       sizeof(MyBEEntry->st_activity_raw), sizeof(debug_query_string));
+		return 0;
+	}
+	EOC
+	cc -I"$server_inc" -o layout layout.c &&
+	./layout >expected &&
+	cat expected &&
+	# the sizes the program reads
+	test "$(sed -n "s/^sizes //p" expected)" = "4 8 8 8"
+'
+
+test_expect_success 'dbtap wait reads exactly those, on a running server' '
+	pg_start pg &&
+	dbtap wait -v --pg="$PGDATA" -d 0.1 -j >w.json 2>w.err &&
+	sed -n "s/^dbtap: \(statements and transactions: .*\)/\1/p" w.err >actual &&
+	grep "^statements and transactions" expected >expected.row &&
+	test_cmp expected.row actual &&
+	test_grep "statements from PgBackendStatus" w.err
+'
+
+test_done
