@@ -27,7 +27,7 @@ LOAD=$!
 test_atexit "kill $LOAD"
 
 P="--pg $PGDATA -j"
-all_jobs="tps latency latq count1 countall stat statq statx xid profile timeline record wait serve"
+all_jobs="tps latency latq count1 countall stat statq statx xid profile timeline record wait waitusdt serve"
 # shellcheck disable=SC2206 # a list of names
 jobs=(${JOBS:-$all_jobs})
 declare -A CMD=(
@@ -44,6 +44,7 @@ declare -A CMD=(
 	[timeline]="profile --timeline $P"
 	[record]="record -o $TRASH/captures $P"
 	[wait]="wait $P"
+	[waitusdt]="wait --usdt $P"
 	[serve]="serve --pg $PGDATA --listen 127.0.0.1:0 --rescan 0"
 )
 declare -A NAME=(
@@ -51,6 +52,7 @@ declare -A NAME=(
 	[count1]="count one probe" [countall]="count 'usdt:postgresql:*'" [stat]="stat"
 	[statq]="stat --per query" [statx]="stat --per transaction" [xid]="watch xid"
 	[profile]="profile" [timeline]="profile --timeline" [record]="record" [wait]="wait"
+	[waitusdt]="wait --usdt"
 	[serve]="serve"
 )
 for job in "${jobs[@]}"; do

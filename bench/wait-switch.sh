@@ -3,7 +3,8 @@
 # context switch of a traced backend beside an empty program at the same tracepoint,
 # and pgbench throughput with wait attached against untraced.
 #
-#	bench/wait-switch.sh [PAIRS [SECS]]    default 5 pairs of 10 s per mode
+#	bench/wait-switch.sh [PAIRS [SECS]]    default 5 pairs of 10 s per mode (0: no pairs,
+#	                                       the cost per switch alone)
 #
 # One throwaway cluster, pgbench -S -c 4 -j 2 (select-only, simple protocol: every
 # statement is a round trip, so the backends switch out and back in for each one).
@@ -24,46 +25,56 @@ standalone_init bench-wait "BPF, BTF tracepoints, uprobes"
 standalone_cluster init
 cd "$TRASH" || exit 1
 
-echo "== pgbench -S -c 4 -j 2, $PAIRS pairs of $SECS s: untraced vs dbtap wait, vs an empty program"
-python3 "$ROOT/bench/lib/abrun.py" --pg-pid "$PG_PID" --pgdata "$PGDATA" --workdir "$TRASH" \
-	--pairs "$PAIRS" --secs "$SECS" --workload select --commands wait,wait-empty --diag || exit 1
+if [ "$PAIRS" != 0 ]; then
+	echo "== pgbench -S -c 4 -j 2, $PAIRS pairs of $SECS s: untraced vs dbtap wait (and --usdt), vs an empty program"
+	python3 "$ROOT/bench/lib/abrun.py" --pg-pid "$PG_PID" --pgdata "$PGDATA" --workdir "$TRASH" \
+		--pairs "$PAIRS" --secs "$SECS" --workload select --commands wait,wait-usdt,wait-empty \
+		--diag || exit 1
+fi
 
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
 sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
 test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
 
-# on_switch's "RUNS NS": other tracers may run programs of the same name (stat has an
-# on_switch): ours is the one sharing maps with the newest program of wait's own
-# names (event_multi or event_uprobe).
+# on_switch's (or on_switch_empty's) "RUNS NS": other tracers may run programs of the
+# same name (stat has an on_switch): ours is the one dbtap pid $1 holds (its fdinfo).
 prog_stats() {
 	bpftool -j prog show | python3 -c '
-import json, sys
+import json, os, re, sys
+held = set()
+d = "/proc/%s/fdinfo" % sys.argv[1]
+for fd in os.listdir(d):
+    try:
+        m = re.search(r"^prog_id:\s*(\d+)", open(d + "/" + fd).read(), re.M)
+    except OSError:
+        continue
+    if m:
+        held.add(int(m.group(1)))
 progs = json.load(sys.stdin)
-mark = [p for p in progs if p.get("name") in ("event_multi", "event_uprobe")]
-mark = max(mark, key=lambda p: p["id"]) if mark else None
-ours = [p for p in progs if p.get("name") == "on_switch" and mark and
-        set(p.get("map_ids", [])) & set(mark.get("map_ids", []))]
-p = ours[0] if ours else None
-print(p["run_cnt"], p["run_time_ns"]) if p and "run_cnt" in p else print("0 0")'
+ours = [p for p in progs if p.get("name") in ("on_switch", "on_switch_empty") and p["id"] in held]
+# with --empty-program on_switch is loaded too, and never runs
+p = max(ours, key=lambda p: p.get("run_cnt", 0)) if ours else None
+print(p["run_cnt"], p["run_time_ns"]) if p and "run_cnt" in p else print("0 0")' "$1"
 }
 
-# run_wait [idle]: SECS of pgbench (or, with idle, of no load) under wait; prints
-# "RUNS RUN_NS TRACED_SWITCHES".
+# run_wait [idle] [WAIT_OPTION...]: SECS of pgbench (or, with idle, of no load) under
+# wait; prints "RUNS RUN_NS TRACED_SWITCHES".
 run_wait() {
-	local pid s0 s1
-	"$DBTAP" wait --pg "$PGDATA" -j >w.json 2>w.err &
+	local pid s0 s1 mode=$1
+	shift
+	"$DBTAP" wait --pg "$PGDATA" -j "$@" >w.json 2>w.err &
 	pid=$!
 	for i in $(seq 1 200); do
 		grep -q '^tracing' w.err 2>/dev/null && break
 		sleep 0.05
 	done
-	s0=$(prog_stats)
-	if [ "$1" = idle ]; then
+	s0=$(prog_stats $pid)
+	if [ "$mode" = idle ]; then
 		sleep "$SECS"
 	else
 		pgbench -n -S -c 4 -j 2 -T "$SECS" >/dev/null 2>&1
 	fi
-	s1=$(prog_stats)
+	s1=$(prog_stats $pid)
 	kill -INT $pid
 	wait $pid
 	sw=$(python3 -c '
@@ -73,18 +84,31 @@ print(s.get("program", {}).get("traced_switches", 0))' w.json)
 	echo "$s0 $s1 $sw" | awk '{ print $3 - $1, $4 - $2, $5 }'
 }
 
-echo "== wait's program at sched_switch, ns per run (kernel run_time_ns / run_cnt)"
-idle=$(run_wait idle)
-loaded=$(run_wait)
-python3 - $idle $loaded <<'PY'
+# run_modes LABEL [WAIT_OPTION...]: the idle and the loaded run of one way of reading
+# the statements, and what a switch costs in each.
+run_modes() {
+	local label=$1 idle loaded
+	shift
+	idle=$(run_wait idle "$@")
+	loaded=$(run_wait loaded "$@")
+	python3 - "$label" $idle $loaded <<'PY'
 import sys
-iruns, ins, _, runs, ns, traced = (int(x) for x in sys.argv[1:])
+label = sys.argv[1]
+iruns, ins, _, runs, ns, traced = (int(x) for x in sys.argv[2:])
 untraced_ns = ins / max(1, iruns)
 # each switch involving a traced backend is one run (counted by wait); the others cost
 # what a run costs when no traced backend is involved (the idle run)
-print("  wait, any switch (pgbench running): %7.1f ns  (%.0f %% of the runs a traced backend's)"
-      % (ns / max(1, runs), 100.0 * traced / max(1, runs)))
-print("  wait, a switch of no traced thread: %7.1f ns  (idle run)" % untraced_ns)
-print("  wait, a switch of a traced backend: %7.1f ns  (derived)"
-      % ((ns - (runs - traced) * untraced_ns) / max(1, traced)))
+print("  %s, any switch (pgbench running): %7.1f ns  (%.0f %% of the runs a traced backend's)"
+      % (label, ns / max(1, runs), 100.0 * traced / max(1, runs)))
+print("  %s, a switch of no traced thread: %7.1f ns  (idle run)" % (label, untraced_ns))
+print("  %s, a switch of a traced backend: %7.1f ns  (derived)"
+      % (label, (ns - (runs - traced) * untraced_ns) / max(1, traced)))
 PY
+}
+
+echo "== wait's program at sched_switch, ns per run (kernel run_time_ns / run_cnt)"
+# the statements read from PgBackendStatus (15, 16), then from the USDT probes
+run_modes wait
+run_modes "wait --usdt" --usdt
+floor=$(run_wait loaded --empty-program)
+echo "$floor" | awk '{ printf "  empty program (the floor), any switch: %7.1f ns\n", $2 / ($1 ? $1 : 1) }'

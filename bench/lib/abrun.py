@@ -84,6 +84,9 @@ COMMANDS = {
     "record-99": (["record", "-F", "99", "-o", "{workdir}/captures"], r"^tracing "),
     "wait": (["wait"], r"^tracing "),
     "wait-empty": (["wait", "--empty-program"], r"^tracing "),
+    # the transaction state and statements from the USDT probes (a trap each), as
+    # before PgBackendStatus was read at the switches
+    "wait-usdt": (["wait", "--usdt"], r"^tracing "),
     "serve": (["serve", "--listen", "127.0.0.1:0"], r"^serving http://"),
     "serve-no-bpf-stats": (["serve", "--listen", "127.0.0.1:0", "--no-bpf-stats"],
                            r"^serving http://"),
@@ -93,7 +96,8 @@ DEFAULT_COMMANDS = ("tps,latency-query,count-tx,stat-query,watch-xid-trap,watch-
 
 # TPS ratio goal per command (None: none set; the doc says what it costs)
 RATIO_GOAL = {"tps": 0.97, "latency-query": 0.97, "count-tx": 0.97, "stat-query": 0.97,
-              "watch-xid-poll": 0.995, "profile-99": 0.99, "wait": 0.97, "serve": 0.97,
+              "watch-xid-poll": 0.995, "profile-99": 0.99, "wait": 0.97, "wait-usdt": 0.97,
+              "serve": 0.97,
               "serve-no-bpf-stats": 0.97}
 # commands whose added CPU per transaction is held against 2 x the predicted cost
 PROBE_GOAL = ("tps", "latency-query", "count-tx", "stat-query", "watch-xid-trap")

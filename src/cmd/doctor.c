@@ -16,6 +16,7 @@
 #include "cmd/frame.h"
 #include "perf/probe.h"
 #include "pg/cluster.h"
+#include "pg/layout.h"
 #include "target/elf.h"
 #include "target/scan.h"
 #include "target/target.h"
@@ -291,6 +292,7 @@ struct target_info {
 	char pg_version[32];
 	char pg_datadir[512];
 	pid_t pg_postmaster;
+	bool wait_bestatus; /* wait reads PgBackendStatus (no USDT probe) */
 };
 
 /* For -p/-t: the cluster a pid belongs to, if any. */
@@ -386,6 +388,21 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 	if (ti->pg_major)
 		add(r, "postgresql", ST_OK, "PostgreSQL %s (major %d), data directory %s",
 		    ti->pg_version[0] ? ti->pg_version : "?", ti->pg_major, ti->pg_datadir);
+	if (ti->pg_major && ti->pg_postmaster) {
+		/* which path dbtap wait takes for the transaction state and the statements */
+		struct pg_bestatus b;
+		ti->wait_bestatus = pg_bestatus_find(ti->pg_major, t->binary, ti->pg_postmaster,
+						     &b) == 0;
+		if (ti->wait_bestatus) {
+			add(r, "wait", ST_OK, "statements and transaction state read from"
+			    " PgBackendStatus at switches (%s): no USDT trap",
+			    b.loc.from_dwarf ? "debug info" : "layout table");
+		} else {
+			c = add(r, "wait", ST_NA, "statements and transaction state from the USDT"
+				" probes, a trap each: %s", b.why);
+			set_hint(c, "dbtap knows the PgBackendStatus layout of PostgreSQL 15 and 16");
+		}
+	}
 }
 
 /* A hint under its check, wrapped to stay under 100 columns. */
@@ -480,6 +497,7 @@ static void print_json(const struct report *r, const struct machine *m,
 			json_str(&j, "pg_version", ti->pg_version);
 			json_str(&j, "pg_datadir", ti->pg_datadir);
 			json_int(&j, "pg_postmaster", ti->pg_postmaster);
+			json_str(&j, "wait_statements", ti->wait_bestatus ? "pg_backend_status" : "usdt");
 		} else {
 			json_null(&j, "pg_major");
 		}

@@ -131,6 +131,8 @@ test_expect_success 'doctor --pg: the server binary, build-id, USDT probes and m
 	dbtap doctor -j --pg "$PGDATA" >pg.json &&
 	readelf_facts "$PG_BINDIR/postgres" &&
 	major=$(($(pg_sql "show server_version_num") / 10000)) &&
+	dbtap wait --pg "$PGDATA" -d 0.01 -j >w.json 2>w.err &&
+	if grep -q "statements from PgBackendStatus" w.err; then wait_bs=1; else wait_bs=0; fi &&
 	json_py "
 t = d[\"target\"]
 import os
@@ -142,6 +144,10 @@ assert t[\"usdt_providers\"] == (1 if t[\"usdt_sites\"] else 0)
 assert t[\"symbols\"] == \"$(cat symbols)\" or t[\"symbols\"] == \"debuginfo\"
 assert t[\"pg_major\"] == $major
 assert t[\"pg_postmaster\"] == $PG_PID
+# the path dbtap wait takes, as wait itself says it (its tracing line)
+assert t[\"wait_statements\"] == (\"pg_backend_status\" if $wait_bs else \"usdt\"), t
+c = [c for c in d[\"checks\"] if c[\"name\"] == \"wait\"]
+assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == bool($wait_bs), c
 " <pg.json
 '
 
