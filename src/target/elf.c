@@ -16,6 +16,7 @@
 #include <gelf.h>
 
 #include "target/elf.h"
+#include "target/plt.h"
 #include "util/error.h"
 
 struct elf_file {
@@ -29,6 +30,7 @@ struct elf_file {
 	Dwfl_Module *mod;
 	struct elf_sym *syms;
 	int nsyms;
+	struct plt_syms plt;    /* "name@plt" stubs: named by address only, never looked up by name */
 	enum sym_source source;
 	char *debug_path;
 	bool pie;
@@ -221,6 +223,7 @@ void elf_file_close(struct elf_file *ef)
 	if (ef->fd >= 0)
 		close(ef->fd);
 	free(ef->syms);
+	plt_syms_free(&ef->plt);
 	free(ef->funcs);
 	free(ef->debug_path);
 	free(ef->path);
@@ -400,8 +403,8 @@ static int leading_underscores(const char *name)
  * then the longest name, then the one first in the symbol table (glibc's
  * __libc_recv before its hidden __GI___recv, both local and as long). Unlike perf,
  * a compat version ("cfree@GLIBC_2.2.5", in a debug file's .symtab) comes after
- * every plain name: callers never use it. x and y are in one array, ef->syms, in
- * the table's order.
+ * every plain name: callers never use it. x and y are in ef->syms, in the table's
+ * order (PLT stubs, after it, share no address with a symbol).
  */
 static int alias_cmp(const struct elf_sym *x, const struct elf_sym *y)
 {
@@ -418,7 +421,7 @@ static int alias_cmp(const struct elf_sym *x, const struct elf_sym *y)
 	size_t lx = strlen(x->name), ly = strlen(y->name);
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
-	return x < y ? -1 : x > y;
+	return (uintptr_t)x < (uintptr_t)y ? -1 : (uintptr_t)x > (uintptr_t)y;
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -432,7 +435,8 @@ static int cmp_func(const void *a, const void *b)
 
 static void build_funcs(struct elf_file *ef)
 {
-	ef->funcs = calloc(ef->nsyms ? ef->nsyms : 1, sizeof(*ef->funcs));
+	plt_syms_read(ef->elf, &ef->plt);
+	ef->funcs = calloc(ef->nsyms + ef->plt.n + 1, sizeof(*ef->funcs));
 	if (!ef->funcs)
 		return;
 	for (int i = 0; i < ef->nsyms; i++) {
@@ -441,6 +445,8 @@ static void build_funcs(struct elf_file *ef)
 		     (s->type == STT_NOTYPE && s->size)) && s->value)
 			ef->funcs[ef->nfuncs++] = s;
 	}
+	for (int i = 0; i < ef->plt.n; i++)
+		ef->funcs[ef->nfuncs++] = &ef->plt.v[i];
 	qsort(ef->funcs, ef->nfuncs, sizeof(*ef->funcs), cmp_func);
 }
 

@@ -22,7 +22,7 @@
 struct self_report {
 	pid_t pid;
 	int to_child; /* its stdin: closing it ends the workload */
-	uint64_t bias, global, global_size, function, tie, field_off, field_size;
+	uint64_t bias, global, global_size, function, tie, plt, field_off, field_size;
 	char path[4096];
 };
 
@@ -65,6 +65,8 @@ static int start_workload(void **state)
 			rep.function = a;
 		else if (sscanf(line, "tie %lx", &a) == 1)
 			rep.tie = a;
+		else if (sscanf(line, "plt %lx", &a) == 1)
+			rep.plt = a;
 		else if (sscanf(line, "field %lu %lu", &a, &b) == 2)
 			rep.field_off = a, rep.field_size = b;
 		else if (!strncmp(line, "call ", 5))
@@ -160,6 +162,28 @@ static void test_alias_tie_table_order(void **state)
 	elf_file_close(ef);
 }
 
+/*
+ * A PLT stub is named "read@plt", as perf names it: the stub's address is the one the
+ * linker resolved `read@PLT` to in the workload (x86-64), anywhere in its 16 bytes.
+ */
+static void test_plt_stub(void **state)
+{
+#if defined(__x86_64__)
+	struct elf_file *ef = elf_file_open(rep.path);
+	uint64_t start = 0;
+
+	assert_non_null(ef);
+	assert_true(rep.plt != 0);
+	assert_string_equal(elf_file_addr_func(ef, rep.plt, &start), "read@plt");
+	assert_int_equal(start, rep.plt);
+	assert_string_equal(elf_file_addr_func(ef, rep.plt + 15, NULL), "read@plt");
+	/* the name is for addresses only: a probe on "read@plt" is not a symbol */
+	struct elf_sym s;
+	assert_int_equal(elf_file_find_sym(ef, "read@plt", &s), -1);
+	elf_file_close(ef);
+#endif
+}
+
 /* The initializer's bytes sit in the file at the offset vaddr_to_offset gives. */
 static void test_vaddr_to_offset(void **state)
 {
@@ -225,6 +249,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_symbols),
 		cmocka_unit_test(test_alias_tie_table_order),
+		cmocka_unit_test(test_plt_stub),
 		cmocka_unit_test(test_vaddr_to_offset),
 		cmocka_unit_test(test_sources_and_dwarf),
 		cmocka_unit_test(test_load_bias),

@@ -66,6 +66,14 @@ int main(void)
 	printf("global %#lx %zu\n", (unsigned long)((uintptr_t)&dbtap_test_global - bias),
 	       sizeof(dbtap_test_global));
 	printf("function %#lx\n", (unsigned long)((uintptr_t)dbtap_test_function - bias));
+#if defined(__x86_64__)
+	{
+		/* the stub in this binary's PLT that calls to read() go through */
+		uintptr_t plt;
+		__asm__("leaq read@PLT(%%rip), %0" : "=r"(plt));
+		printf("plt %#lx\n", (unsigned long)(plt - bias));
+	}
+#endif
 	printf("tie %#lx\n", (unsigned long)((uintptr_t)__dbtap_test_tie - bias));
 	printf("field %zu %zu\n", offsetof(struct dbtap_test_struct, the_field),
 	       sizeof(s.the_field));
