@@ -29,10 +29,10 @@ PKG_CONFIG ?= pkg-config
 ARCH       ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 # The libraries' flags come from pkg-config where they ship a .pc file (libpfm4: its header only).
-# libpfm4 and libmicrohttpd are only compiled against: the commands that use them load
-# them (util/dynlib.c), so the others start without their relocations and constructors.
+# libpfm4 is only compiled against: the commands that use it load it (util/dynlib.c),
+# so the others start without its relocations.
 PKGS       := libbpf libelf libdw zlib
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) libmicrohttpd 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(or $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null),-lbpf -lelf -ldw -lz)
 CMOCKA_LIBS := $(or $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null),-lcmocka)
 
@@ -78,7 +78,7 @@ endif
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev \
                 libcmocka-dev systemtap-sdt-dev pkg-config postgresql postgresql-contrib \
                 bpftrace perl procps python3 gcc make binutils iproute2 libclang-rt-14-dev \
-                libmicrohttpd-dev prometheus curl chromium openjdk-17-jdk-headless libiberty-dev \
+                prometheus curl chromium openjdk-17-jdk-headless libiberty-dev \
                 g++
 # From bookworm-backports on Debian 12: libbpf 1.4 (multi-uprobe links, USDT through them).
 BACKPORTS    := libbpf-dev libbpf1

@@ -385,7 +385,7 @@ static void own_metrics(struct serve_cmd *c, struct expo *e, double read_s)
 		    "Clusters dropped since start because their postmaster stopped");
 	expo_u64(e, NULL, 0, c->detaches);
 	if (hs) {
-		expo_family(e, "dbtap_http_requests", EXPO_COUNTER, NULL, "HTTP requests answered, by page");
+		expo_family(e, "dbtap_http_requests", EXPO_COUNTER, NULL, "HTTP requests answered, by page (bad_request: malformed, too large or not HTTP/1.x)");
 		struct expo_label l[1] = { { "page", "metrics" } };
 		expo_u64(e, l, 1, hs->metrics);
 		l[0].value = "index";
@@ -394,6 +394,8 @@ static void own_metrics(struct serve_cmd *c, struct expo *e, double read_s)
 		expo_u64(e, l, 1, hs->not_found);
 		l[0].value = "bad_method";
 		expo_u64(e, l, 1, hs->bad_method);
+		l[0].value = "bad_request";
+		expo_u64(e, l, 1, hs->bad_request);
 		expo_family(e, "dbtap_http_connections", EXPO_COUNTER, NULL, "HTTP connections accepted");
 		expo_u64(e, NULL, 0, hs->connections);
 		expo_family(e, "dbtap_http_connections_cut", EXPO_COUNTER, NULL,
@@ -457,7 +459,7 @@ static void write_textfile(struct serve_cmd *c)
 
 /*
  * The frame's poll, every millisecond: serve's loop. It blocks in poll() on
- * libmicrohttpd's epoll fd until a request comes, the next second's bookkeeping or the
+ * the HTTP server's epoll fd until a request comes, the next second's bookkeeping or the
  * frame's next interval (the textfile) or -d end is due (at most 100 ms, so that
  * signals are seen soon), then serves. Blocking past the interval's end made every
  * textfile write up to 100 ms late, and intervals under 0.1 s as long as 0.1 s.

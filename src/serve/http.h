@@ -1,4 +1,4 @@
-/* The HTTP side of serve: libmicrohttpd driven from serve's own poll loop, two pages. */
+/* The HTTP side of serve: a small HTTP/1.1 server in serve's own poll loop, two pages. */
 #ifndef DBTAP_SERVE_HTTP_H
 #define DBTAP_SERVE_HTTP_H
 
@@ -11,7 +11,7 @@ typedef void (*http_metrics_fn)(void *ctx, bool openmetrics, struct strbuf *out)
 
 struct http_opts {
 	const char *listen;      /* HOST:PORT, [V6]:PORT or :PORT (every address) */
-	int max_connections;     /* at once; more are refused */
+	int max_connections;     /* at once; more wait in the kernel's listen queue */
 	int timeout_s;           /* a request not in this long after the connection (or the
 	                            previous answer) is cut, however slowly it trickles in */
 	http_metrics_fn metrics;
@@ -24,7 +24,7 @@ struct http_server;
 struct http_server *http_server_open(const struct http_opts *o);
 /* The address bound, "127.0.0.1:9187" (the port filled in when :0 was asked). */
 const char *http_server_address(const struct http_server *h);
-/* An fd to poll for input, and how long until libmicrohttpd must run anyway (ms, -1). */
+/* An fd to poll for input, and how long until the server must run anyway (ms, -1). */
 int http_server_fd(const struct http_server *h);
 int http_server_timeout_ms(struct http_server *h);
 /* Serves whatever is ready, without blocking. */
@@ -34,6 +34,7 @@ void http_server_tick(struct http_server *h);
 /* Requests answered, by outcome, for dbtap's own metrics. */
 struct http_stats {
 	unsigned long long metrics, index, not_found, bad_method;
+	unsigned long long bad_request; /* malformed, too large, not HTTP/1.x: 400, 431, 501, 505 */
 	unsigned long long connections, cut; /* accepted; cut at the request deadline */
 };
 const struct http_stats *http_server_stats(const struct http_server *h);

@@ -41,7 +41,7 @@ test_expect_success 'the libraries are found through pkg-config' '
 	done
 '
 
-test_expect_success 'libpfm4 and libmicrohttpd are not linked in (stat and serve load them)' '
+test_expect_success 'libpfm4 is not linked in (stat loads it), nor an HTTP library (serve has its own)' '
 	readelf -d "$DBTAP" >dyn &&
 	test_grep "NEEDED.*libbpf" dyn &&
 	! grep -q "NEEDED.*libpfm" dyn &&

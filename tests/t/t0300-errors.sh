@@ -97,7 +97,6 @@ cat >inputs.tsv <<'ROWS'
 2	file	old.json	stat -p $SPID --compare old.json
 2	file	nothere	stat -p $SPID --compare nothere
 2	no libpfm.so.4	perf::page-faults	stat -e perf::page-faults -p $SPID
-1	no libmicrohttpd.so.12	libmicrohttpd.so.12	serve --listen 127.0.0.1:0 --rescan 0
 1	permission	$SPID	count -p $SPID uprobe:/bin/true:main
 1	permission	$SPID	stat -p $SPID
 1	permission	$SPID	watch 0x1000:8 -p $SPID
