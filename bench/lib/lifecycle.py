@@ -14,8 +14,10 @@
 # forked from this script would report this script's 10 MB for any smaller program.
 # CMD runs under GNU time (/usr/bin/time -f %M, Debian's "time"), a small process whose
 # child starts afresh; SIGINT goes to that child. Without it, wait4's ru_maxrss is
-# given and "rss_floor_kb" says how much of it may be this script's own. --phases sets DBTAP_PHASES and adds "phases": [[name, s since exec]...]
-# from dbtap's phase marks (util/phase.c).
+# given and "rss_floor_kb" says how much of it may be this script's own. --phases sets
+# DBTAP_PHASES and adds "phases": [[name, s since exec, CPU s since exec]...] from
+# dbtap's phase marks (util/phase.c; the CPU is its main thread's and its reaped
+# children's, which a loaded machine does not inflate).
 import json
 import os
 import re
@@ -96,7 +98,7 @@ while open_fds:
             s = line.decode(errors="replace")
             if phases is not None and s.startswith('{"phase"'):
                 ph = json.loads(s)
-                phases.append([ph["phase"], round(ph["t_s"] - t0, 4)])
+                phases.append([ph["phase"], round(ph["t_s"] - t0, 4), ph.get("cpu_s")])
                 continue
             if t_ready is None and re.search(ready, s):
                 t_ready = now

@@ -220,6 +220,8 @@ int profile_probe_open(struct profile_probe **out, const struct profile_opts *o)
 	per_thread = !o->tracepoint && o->t &&
 		     (o->t->kind == TARGET_PIDS || o->t->kind == TARGET_TID);
 	p->skel->rodata->per_thread = per_thread;
+	if (!per_thread)
+		bpf_map__set_max_entries(p->skel->maps.own_event, 1); /* never used then */
 	if (o->max_keys)
 		bpf_map__set_max_entries(p->skel->maps.counts, o->max_keys);
 	if (o->max_stacks) {

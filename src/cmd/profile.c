@@ -971,6 +971,7 @@ int cmd_profile(int argc, char **argv)
 	frame_start(&c.f);
 	describe_event(&c, evd, sizeof(evd));
 	fprintf(stderr, "tracing %s: %s; Ctrl-C to stop\n", target_describe(&c.t), evd);
+	prof_engine_preload_kernel(c.e); /* read while it samples: the report names them */
 	frame_run(&c.f, &ops, &c);
 	return c.failed ? EXIT_FAIL : EXIT_OK;
 }

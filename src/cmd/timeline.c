@@ -473,5 +473,8 @@ int cmd_profile_timeline(int argc, char **argv)
 	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s%s; Ctrl-C to stop\n",
 		target_describe(&c.t), c.hz, c.src.pm ? ", transactions, statements, checkpoints" : "",
 		c.src.ws ? ", waits" : "");
+	/* read while it samples, not before "tracing": the report names them (a recorder
+	 * reads them at its first capture) */
+	prof_engine_preload_kernel(c.src.e);
 	return frame_run(&c.f, &ops, &c);
 }

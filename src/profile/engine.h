@@ -41,6 +41,13 @@ struct prof_engine;
  */
 int prof_engine_open(struct prof_engine **out, struct target *t, const struct profile_opts *o);
 void prof_engine_free(struct prof_engine *e);
+/*
+ * Starts reading the kernel's symbols (with kernel stacks) on a thread of their own, so
+ * that the report finds them read; called once everything is attached, off the path to
+ * "tracing". Without it the first kernel frame named reads them: a recorder that never
+ * captures never does.
+ */
+void prof_engine_preload_kernel(struct prof_engine *e);
 /* Whether C++ names are demangled (the default) or left as the binaries have them. */
 void prof_engine_demangle(struct prof_engine *e, bool on);
 /*
