@@ -135,19 +135,37 @@ UPDATE lk SET v = v + 1 WHERE id = i;
 END LOOP;
 RAISE NOTICE 'blocked % % %', pg_backend_pid(), t0, extract(epoch from clock_timestamp()); END \$\$"
 
-test_expect_success 'a row lock held 2 s (past the deadlock check at 1 s): one Lock:transactionid span of that length on the blocked backend, in the Firefox file' '
+# The holder keeps the row until the lock wait has lasted 1.5 s by the lock manager's
+# own clock (pg_locks.waitstart), however late the blocked backend comes: a fixed hold
+# from the holder's start left less than the deadlock check once starting the blocked
+# psql took a second on a loaded machine. 30 s at most.
+holder_sql="DO \$\$ BEGIN FOR n IN 1..600 LOOP
+EXIT WHEN EXISTS (SELECT FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'
+	AND waitstart < clock_timestamp() - interval '1.5 s');
+PERFORM pg_sleep(0.05);
+END LOOP; END \$\$ /* holder */;"
+
+# holder_holds: waits until the holder, its row lock taken, runs its loop.
+holder_holds() {
+	local i
+	for i in $(seq 1 600); do
+		test "$(psql -XAtq -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%/* holder */;'
+			AND state = 'active' AND pid <> pg_backend_pid()")" = 1 && return 0
+		sleep 0.05
+	done
+	echo "the holder never took its row"
+	return 1
+}
+
+test_expect_success 'a row lock held 1.5 s past the wait start (the deadlock check at 1 s): one Lock:transactionid span of that length on the blocked backend, in the Firefox file' '
 	psql -XAtq -c "CREATE TABLE lk (id int PRIMARY KEY, v int); INSERT INTO lk VALUES (1, 0), (2, 0)" &&
 	trace_start l.json profile --timeline --pg "$PGDATA" -j -o l.json.gz &&
 	bpf_objs_of $TRACE_PID >lobjs &&
-	{ printf "%s\n" "BEGIN;" "UPDATE lk SET v = v + 1 WHERE id = 1;" \
-		"SELECT pg_sleep(2) AS holder;" \
+	{ printf "%s\n" "BEGIN;" "UPDATE lk SET v = v + 1 WHERE id = 1;" "$holder_sql" \
 		"SELECT '"'"'acommit'"'"', extract(epoch from clock_timestamp());" "COMMIT;" |
 		psql -XAtq -v ON_ERROR_STOP=1 -F " " -f - >a.out & } &&
 	holder=$! &&
-	for i in $(seq 1 100); do
-		test "$(psql -XAtq -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '"'"'%AS holder;'"'"' AND state = '"'"'active'"'"' AND pid <> pg_backend_pid()")" = 1 && break
-		sleep 0.05
-	done &&
+	holder_holds &&
 	psql -XAtq -c "$blocked_sql" 2>b.out &&
 	wait $holder &&
 	trace_stop &&
