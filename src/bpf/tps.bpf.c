@@ -116,7 +116,8 @@ static __always_inline void tx_end(bool commit)
 	t->txn_count++;
 	t->txn_ns += d;
 	hist_record(t->ll, t->disp, d);
-	slothist_backend((__u32)id, b->born, d);
+	if (slothist_on)
+		slothist_backend((__u32)id, b->born, d);
 }
 
 static __always_inline void tx_event(__u64 cookie)
