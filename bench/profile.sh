@@ -23,8 +23,11 @@
 #     and CPU milliseconds;
 #   - beside `perf record -g -F 99 -a` on the same seconds: time from the end of
 #     sampling to a folded file, peak RSS, and the top 20 functions by self share of
-#     the cluster's processes in perf's profile against dbtap's (points apart).
+#     the cluster's processes in perf's profile against dbtap's (points apart), and
+#     each one's samples against HZ x the cluster's CPU time (schedstat, cutime).
 # Ratios and side-by-side figures, never absolute targets: machines differ.
+# DBTAP_BENCH_KEEP=DIR keeps each side-by-side run's folded files, perf.data and the
+# cluster's pids in DIR/runNN-HZ, to pool or dig into later.
 VERSUS=0
 [ "$1" = --versus ] && { VERSUS=1; shift; }
 ROUNDS=${1:-3}
@@ -35,8 +38,10 @@ standalone_init bench-profile "BPF, perf events"
 command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1; }
 [ -x "$ROOT/build/workloads/stacktree" ] || { echo "error: run make first" >&2; exit 1; }
 
-pg_start bench "autovacuum = off" || exit 1
-pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
+# the server from a private copy of its binary: other tracers' uprobes on the system's
+# binary would trap in these backends too (int3 at every USDT site they probe), work
+# that is neither dbtap's nor perf's and that neither run could keep out
+standalone_cluster init
 cd "$TRASH" || exit 1
 export VERSUS ROUNDS SECS CLIENTS PG_PID PGDATA ROOT DBTAP
 exec python3 - <<'PY'
@@ -86,11 +91,38 @@ def stop(p):
     return time.monotonic() - t0, ru
 
 # --- beside perf --------------------------------------------------------------------------
+def cluster_cpu():
+    """Seconds on CPU of the cluster so far: the postmaster, its live children
+    (schedstat) and the children it reaped (cutime + cstime)."""
+    t = children_cpu()
+    for p in [str(PG_PID)] + os.listdir("/proc"):
+        try:
+            if p == str(PG_PID) or (p.isdigit() and
+                    int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]) == PG_PID):
+                t += proc_cpu(int(p))
+        except (OSError, IndexError, ValueError):
+            pass   # gone in between: reaped, in cutime next time
+    return t
+
 def versus_perf(freq):
-    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-F", str(freq), "-a", "-o", "perf.data"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cpu0 = cluster_cpu()
+    # perf record -a enables its events only after it has read every process's maps,
+    # a second or two on a loaded machine: started as dbtap is, it missed the first
+    # seconds of pgbench (its connections' start-up, page faults of fresh backends),
+    # which dbtap counted. So it starts with its events off (-D -1) and pgbench only
+    # once perf has acknowledged turning them on: both see all of pgbench.
+    ctl_r, ctl_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-F", str(freq), "-a", "-o", "perf.data",
+                             "-D", "-1", "--control", "fd:%d,%d" % (ctl_r, ack_w)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(ctl_r, ack_w))
+    os.close(ctl_r); os.close(ack_w)
     fold = open("dbtap.folded", "w")
     dt = start([DBTAP, "profile", "--pg", PGDATA, "-F", str(freq), "--by", "pid", "--folded"], stdout=fold)
+    os.write(ctl_w, b"enable\n")
+    if not os.read(ack_r, 16).startswith(b"ack"):
+        sys.exit("error: perf record did not enable its events")
+    os.close(ack_r)   # ctl_w stays open while perf records: perf ends at its end of file
     time.sleep(0.5)
     bench = subprocess.Popen(["pgbench", "-n", "-S", "-M", "prepared", "-c", CLIENTS, "-j", "2", "-T", str(int(SECS))],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -109,8 +141,11 @@ def versus_perf(freq):
     _, _, ru_d = os.wait4(dt.pid, 0); end_d = time.monotonic() - t_dbtap
     fold.close()
     _, _, ru_pr = os.wait4(perf.pid, 0); end_pr = time.monotonic() - t_perf
+    os.close(ctl_w)
+    time.sleep(0.3)   # the backends exit after pgbench
+    cpu = cluster_cpu() - cpu0
     t0 = time.monotonic()
-    ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym"],
+    ps = subprocess.Popen(["perf", "script", "-i", "perf.data", "-F", "comm,pid,tid,ip,sym", "--show-task-events"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     # folding perf script's output, as stackcollapse-perf does (the same work in its place)
     stacks, cur, who = {}, [], None
@@ -120,6 +155,14 @@ def versus_perf(freq):
                 k = (who, ";".join(reversed(cur)))
                 stacks[k] = stacks.get(k, 0) + 1
             cur, who = [], None
+            continue
+        if "PERF_RECORD_" in line:
+            # the postmaster's children by perf's own fork records: also those that came
+            # and went between the look at /proc above and the end (pgbench's first
+            # connection, which reads the scale), as dbtap --pg follows them
+            m = re.search(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):", line)
+            if m and int(m.group(2)) == PG_PID:
+                pids.add(int(m.group(1)))
             continue
         if not line[0].isspace():
             m = re.match(r"\S+\s+(\d+)/(\d+)", line)
@@ -142,8 +185,17 @@ def versus_perf(freq):
     print("peak RSS: dbtap %.1f MB, perf record %.1f MB, perf script %.1f MB" %
           (ru_d.ru_maxrss / 1024, ru_pr.ru_maxrss / 1024, ru_ps.ru_maxrss / 1024))
 
+    keep = os.environ.get("DBTAP_BENCH_KEEP")
+    if keep:
+        n = len([f for f in os.listdir(keep) if f.startswith("run")])
+        d = os.path.join(keep, "run%02d-%d" % (n, freq)); os.makedirs(d)
+        for f in ("dbtap.folded", "perf.folded", "perf.data"):
+            subprocess.run(["cp", f, d])
+        open(os.path.join(d, "pids"), "w").write(" ".join(map(str, sorted(pids))) + "\n")
     td, sd = selfshare("dbtap.folded", lambda g: True)
     tp, sp = selfshare("perf.folded", lambda g: int(g) in pids)
+    print("the cluster's CPU time x %d Hz: %.0f samples; dbtap took %+.1f %% of that, perf %+.1f %%" %
+          (freq, cpu * freq, 100 * (td / (cpu * freq) - 1), 100 * (tp / (cpu * freq) - 1)))
     return td, sd, tp, sp
 
 def selfshare(path, keep):
