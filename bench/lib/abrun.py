@@ -34,7 +34,10 @@
 # --diag: after the pairs, one more traced run per command (or those named) with the kernel's BPF
 # run-time statistics on (BPF_ENABLE_STATS, only for that run: they add two clock
 # reads to every program of the machine): each program of the tracer (its
-# /proc/PID/fdinfo) with its runs per transaction and ns per run.
+# /proc/PID/fdinfo) with its runs per transaction and ns per run. The run counts are
+# read at moments of their own, and the transactions between them counted from
+# pgbench's log, at least and at most (programs_transactions_min, _max: the time each
+# reading took), runs per transaction against the count between their midpoints.
 # --probe-cost: `dbtap bench usdt watchpoint` first, for the cost of one USDT hit
 # and one watchpoint hit here; with --diag, each command's predicted cost per
 # transaction: its programs' runs per transaction x (the mechanism's trap cost +
@@ -177,6 +180,11 @@ def snapshot(postmaster, pgbench_pid, tracer_pid, progs=None):
         "load1": float(read("/proc/loadavg").split()[0]),
         "progs": {},
     }
+    s["t"] = (t_start + time.time()) / 2
+    # The run counts have moments of their own, between t_progs[0] and t_progs[1]: on a
+    # loaded machine the reads above can take a tenth of a second, and the counts read
+    # after them were set against the transactions of a window shifted by half of that.
+    t_progs = time.time()
     for i, path in (progs or {}).items():
         try:
             text = read(path)
@@ -184,7 +192,7 @@ def snapshot(postmaster, pgbench_pid, tracer_pid, progs=None):
                                   for k in ("run_cnt", "run_time_ns"))
         except (OSError, AttributeError):
             pass
-    s["t"] = (t_start + time.time()) / 2
+    s["t_progs"] = (t_progs, time.time())
     return s
 
 
@@ -416,6 +424,10 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     m = re.search(r"^number of transactions actually processed: (\d+)", out, re.M)
     reported = int(m.group(1)) if m else None
     logged = in_window = 0
+    # transactions between the readings of the run counts: surely (ended after the
+    # first was done, before the second began), possibly (the widest window), midway
+    progs_tx = [0, 0, 0]
+    p0, p1 = s0["t_progs"], s1["t_progs"]
     for f in os.listdir(logdir):
         with open(os.path.join(logdir, f)) as fh:
             for line in fh:
@@ -424,6 +436,9 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
                 t = int(x[4]) + int(x[5]) / 1e6  # end of the transaction
                 if s0["t"] <= t < s1["t"]:
                     in_window += 1
+                progs_tx[0] += p0[1] <= t < p1[0]
+                progs_tx[1] += p0[0] <= t < p1[1]
+                progs_tx[2] += sum(p0) / 2 <= t < sum(p1) / 2
     if reported != logged:
         raise RuntimeError(f"pgbench reported {reported} transactions, its log has {logged}")
     cpu, sw, gone, (busy, nice, steal) = window(s0, s1)
@@ -452,12 +467,19 @@ def pgbench_run(a, workdir, tracer=None, diag_ids=False):
     if shares:
         r["perf"] = shares
     if diag_ids:
+        # Each client runs one transaction at a time: the probes of its transaction i
+        # fire after pgbench logged i - 1 and before it logs i, so the runs of a
+        # program that fires k times a transaction lie within k x (these counts -/+
+        # one per client)
+        r["programs_transactions_min"], r["programs_transactions_max"] = progs_tx[:2]
+        n = max(1, progs_tx[2])
         r["programs"] = []
         for i, (cnt, ns) in sorted(s1["progs"].items()):
             c0, n0 = s0["progs"].get(i, (0, 0))
             name, typ = names.get(i, ("?", "?"))
             runs = cnt - c0
-            r["programs"].append({"id": i, "name": name, "type": typ, "runs_per_tx": runs / n,
+            r["programs"].append({"id": i, "name": name, "type": typ, "runs": runs,
+                                  "runs_per_tx": runs / n,
                                   "ns_per_run": (ns - n0) / runs if runs else 0.0})
     return r
 
