@@ -738,25 +738,34 @@ static int resolve_dir_fast(const char *spec, struct pg_cluster *out)
 	return ok ? cluster_of_postmaster(pf.pid, real, out) : -1;
 }
 
+int pg_cluster_lookup(const char *spec, struct pg_cluster *out)
+{
+	char *end;
+	long v;
+	bool number;
+
+	memset(out, 0, sizeof(*out));
+	if (!spec || !*spec)
+		return -1;
+	v = strtol(spec, &end, 10);
+	number = isdigit((unsigned char)spec[0]) && !*end;
+	if (number)
+		return v > 0 && v <= INT_MAX ? cluster_of_postmaster((pid_t)v, NULL, out) : -1;
+	return resolve_dir_fast(spec, out);
+}
+
 int pg_cluster_resolve(const char *spec, struct pg_cluster *out)
 {
 	struct pg_cluster_list list;
 	char *end;
 
-	memset(out, 0, sizeof(*out));
 	/*
 	 * A data directory or a postmaster pid names one process: only it is read. The
 	 * rest (no spec, a port, a mistake) scans every cluster, for the choices and the
 	 * errors that name them.
 	 */
-	if (spec && *spec) {
-		long v = strtol(spec, &end, 10);
-		bool number = isdigit((unsigned char)spec[0]) && !*end;
-		if (number && v > 0 && v <= INT_MAX && cluster_of_postmaster((pid_t)v, NULL, out) == 0)
-			return 0;
-		if (!number && resolve_dir_fast(spec, out) == 0)
-			return 0;
-	}
+	if (pg_cluster_lookup(spec, out) == 0)
+		return 0;
 	if (pg_cluster_discover(&list) < 0)
 		return EXIT_FAIL;
 	if (!spec || !*spec) {

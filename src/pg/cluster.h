@@ -83,6 +83,12 @@ int pg_cluster_refresh_procs(struct pg_cluster *c);
  * one cluster runs) and returns EXIT_USAGE or EXIT_FAIL.
  */
 int pg_cluster_resolve(const char *spec, struct pg_cluster *out);
+/*
+ * The running cluster a data directory or a postmaster pid names, read from its
+ * postmaster.pid and that one process's children, without a scan of every process;
+ * 0, or -1 and no message when spec names none (a port needs the scan).
+ */
+int pg_cluster_lookup(const char *spec, struct pg_cluster *out);
 void pg_cluster_free(struct pg_cluster *c);
 /* Whether pid is the postmaster of a cluster running here. */
 bool pg_is_postmaster(pid_t pid);
