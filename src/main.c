@@ -63,7 +63,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (!global.verbose)
 		return 0; /* dbtap reports failures itself, with a hint */
-	return vfprintf(stderr, fmt, ap);
+	return vfprintf(error_stream(), fmt, ap); /* held with the thread's own messages */
 }
 
 int main(int argc, char **argv)

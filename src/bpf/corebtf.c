@@ -62,7 +62,7 @@ bool core_btf_kernel_matches(const struct core_btf_kernel *built, const char *no
 	return core_btf_file_matches(btf_path, built->btf_size, built->btf_crc);
 }
 
-const struct bpf_object_open_opts *core_btf_open_opts(void)
+static const struct bpf_object_open_opts *choose(void)
 {
 	static struct bpf_object_open_opts opts = { .sz = sizeof(opts) };
 	static char path[64];
@@ -75,7 +75,6 @@ const struct bpf_object_open_opts *core_btf_open_opts(void)
 	};
 	const char *how;
 
-	phase_mark("open");
 	if (state)
 		return state > 0 ? &opts : NULL;
 	state = -1;
@@ -103,8 +102,19 @@ const struct bpf_object_open_opts *core_btf_open_opts(void)
 	return &opts;
 }
 
+const struct bpf_object_open_opts *core_btf_open_opts(void)
+{
+	phase_mark("open");
+	return choose();
+}
+
+void core_btf_prepare(void)
+{
+	choose();
+}
+
 const char *core_btf_describe(void)
 {
-	core_btf_open_opts();
+	choose();
 	return core_btf_how;
 }

@@ -18,6 +18,8 @@ const struct bpf_object_open_opts *core_btf_open_opts(void);
 
 /* Which BTF CO-RE uses here, in words (doctor): decides it when not yet done. */
 const char *core_btf_describe(void);
+/* Makes the choice now (once per process), before objects are opened on several threads. */
+void core_btf_prepare(void);
 
 /* What the build recorded of its kernel: its notes file, its BTF's size and CRC32. */
 struct core_btf_kernel {

@@ -1,5 +1,6 @@
 /* Loading BPF objects the one way (loader.h): strict flags, verifier figures, the filter. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpf/features.h"
 #include "bpf/filter.h"
 #include "bpf/loader.h"
 #include "util/error.h"
@@ -20,6 +22,8 @@
 #define STATS_LOG_SIZE 4096
 #define MAX_STATS 32
 
+/* objects may load on several threads at once (bpf_loader_prepare) */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bpf_loader_stats stats[MAX_STATS];
 static int nstats;
 
@@ -133,12 +137,21 @@ static long log_verify_us(const char *log)
 	return p ? strtol(p + strlen("verification time "), NULL, 10) : -1;
 }
 
-static void record(struct bpf_program *prog, const char *log)
+void bpf_loader_prepare(void)
+{
+	core_btf_prepare();
+	bpf_loader_strict_flags();
+	bpf_has_uprobe_multi();
+}
+
+/* Notes prog's figures, and copies them to *out (the table may move meanwhile). */
+static void record(struct bpf_program *prog, const char *log, struct bpf_loader_stats *out)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	struct bpf_loader_stats *st;
 
+	pthread_mutex_lock(&stats_lock);
 	if (nstats == MAX_STATS) {
 		memmove(stats, stats + 1, (MAX_STATS - 1) * sizeof(stats[0]));
 		nstats--;
@@ -153,6 +166,8 @@ static void record(struct bpf_program *prog, const char *log)
 		st->verified_insns = info.verified_insns;
 		st->xlated_insns = info.xlated_prog_len / 8;
 	}
+	*out = *st;
+	pthread_mutex_unlock(&stats_lock);
 }
 
 int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struct target *t)
@@ -189,18 +204,18 @@ int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struc
 		bpf_object__for_each_program(prog, obj) {
 			if (!bpf_program__autoload(prog))
 				continue;
-			record(prog, i < MAX_STATS ? logs[i] : NULL);
+			struct bpf_loader_stats st;
+			record(prog, i < MAX_STATS ? logs[i] : NULL, &st);
 			i++;
-			struct bpf_loader_stats *st = &stats[nstats - 1];
 			verbose("%s: %s: %u instructions verified (%u translated), %ld us", what,
-				st->name, st->verified_insns, st->xlated_insns, st->verify_us);
+				st.name, st.verified_insns, st.xlated_insns, st.verify_us);
 			if (getenv("DBTAP_BPF_STATS"))
-				fprintf(stderr,
+				fprintf(error_stream(),
 					"{\"bpf_prog\":\"%s\",\"object\":\"%s\",\"id\":%u,"
 					"\"verified_insns\":%u,\"xlated_insns\":%u,\"verify_us\":%ld,"
 					"\"prog_flags\":%u}\n",
-					st->name, what, st->id, st->verified_insns, st->xlated_insns,
-					st->verify_us, bpf_program__flags(prog));
+					st.name, what, st.id, st.verified_insns, st.xlated_insns,
+					st.verify_us, bpf_program__flags(prog));
 		}
 	}
 	for (int i = 0; i < n && i < MAX_STATS; i++)
@@ -221,8 +236,10 @@ int bpf_loader_load(struct bpf_object_skeleton *s, const char *what, const struc
 
 int bpf_loader_last_stats(struct bpf_loader_stats *out, int max)
 {
+	pthread_mutex_lock(&stats_lock);
 	int k = nstats < max ? nstats : max;
 
 	memcpy(out, stats + nstats - k, k * sizeof(*out));
+	pthread_mutex_unlock(&stats_lock);
 	return k;
 }

@@ -65,6 +65,13 @@ void bpf_loader_links_destroy(struct bpf_link **links, int n);
 /* The strict BPF_PROG_LOAD flags this kernel accepts, probed once. */
 unsigned bpf_loader_strict_flags(void);
 
+/*
+ * Probes now what every open, load and attach asks the kernel once per process (the
+ * CO-RE BTF, the strict flags, multi-uprobe links), so that objects can then be opened,
+ * loaded and attached from several threads at once.
+ */
+void bpf_loader_prepare(void);
+
 /* One loaded program's verifier figures (bpf_prog_info and the stats log). */
 struct bpf_loader_stats {
 	const char *name;

@@ -1,10 +1,13 @@
 /* dbtap profile --timeline: every sample with its time and thread, PostgreSQL's transactions, statements, checkpoints and waits, as text, JSON, SVG or a Firefox Profiler file; and the probes it shares with dbtap record. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bpf/loader.h"
 #include "bpf/pgmark.h"
 #include "bpf/waitspan.h"
 #include "cmd/frame.h"
@@ -121,8 +124,49 @@ static int open_waits(struct tl_src *s, struct target *t)
 	return waitspan_probe_open(&s->ws, &o) ? -1 : 0;
 }
 
+/* A cluster's own probes: its markers, then its waits. */
+struct pg_side {
+	struct tl_src *s;
+	struct target *t;
+	bool statements;
+	int ret;
+	char *msgs; /* what it said, held while it ran beside the engine */
+};
+
+static void pg_side_open(struct pg_side *p)
+{
+	struct pgmark_probe_opts po = { .target = p->t, .binary = p->t->pg.binary,
+					.major = p->t->pg.major, .statements = p->statements,
+					.records = true };
+
+	p->ret = pgmark_probe_open(&p->s->pm, &po);
+	/* the samples and markers are worth having without the waits */
+	if (!p->ret && open_waits(p->s, p->t) < 0)
+		warning("tracing %s without its wait spans", target_describe(p->t));
+}
+
+static void *pg_side_thread(void *arg)
+{
+	struct pg_side *p = arg;
+
+	error_capture_begin();
+	pg_side_open(p);
+	p->msgs = error_capture_end();
+	return NULL;
+}
+
+/*
+ * The sampling engine (the processes' mappings, the profile program) and the cluster's
+ * probes (pgmark, waitspan) share nothing until the run: they load and attach on two
+ * threads at once, most of it the kernel verifying and creating links, which halves
+ * the wait for "tracing" where a CPU is free. What the cluster's side says is printed
+ * after the engine's, and not at all after the engine failed, as one thread would.
+ */
 int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, struct timeline *tl)
 {
+	struct pg_side side = { .s = s, .t = t, .statements = statements };
+	pthread_t th;
+	bool beside = false;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -131,16 +175,23 @@ int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, st
 		return EXIT_FAIL;
 	s->ev.attr.sample_period = 1000000000ull / hz;
 	struct profile_opts o = { .t = t, .ev = &s->ev, .user = true, .kernel = true, .ring = true };
-	ret = prof_engine_open(&s->e, t, &o);
-	if (!ret && t->kind == TARGET_PG) {
-		struct pgmark_probe_opts po = { .target = t, .binary = t->pg.binary,
-						.major = t->pg.major, .statements = statements,
-						.records = true };
-		ret = pgmark_probe_open(&s->pm, &po);
+	if (t->kind == TARGET_PG) {
 		tl->pg_major = t->pg.major;
-		/* the samples and markers are worth having without the waits */
-		if (!ret && open_waits(s, t) < 0)
-			warning("tracing %s without its wait spans", target_describe(t));
+		bpf_loader_prepare();
+		beside = pthread_create(&th, NULL, pg_side_thread, &side) == 0;
+	}
+	ret = prof_engine_open(&s->e, t, &o);
+	if (beside) {
+		pthread_join(th, NULL);
+		if (!ret) {
+			if (side.msgs)
+				fputs(side.msgs, stderr);
+			ret = side.ret;
+		}
+		free(side.msgs);
+	} else if (!ret && t->kind == TARGET_PG) {
+		pg_side_open(&side);
+		ret = side.ret;
 	}
 	if (ret)
 		tl_src_free(s);

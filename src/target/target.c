@@ -315,7 +315,7 @@ const char *target_proc_type(struct target *t, pid_t pid)
 
 const char *target_describe(const struct target *t)
 {
-	static char buf[PATH_MAX + 128];
+	static __thread char buf[PATH_MAX + 128]; /* a thread of its own may describe it too */
 	struct strbuf sb = STRBUF_INIT;
 
 	switch (t->kind) {

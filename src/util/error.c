@@ -8,13 +8,43 @@
 
 bool verbose_on;
 
+/* This thread's messages, held for later (error_capture_begin); NULL: stderr. */
+static __thread FILE *capture;
+static __thread char *capture_buf;
+static __thread size_t capture_len;
+
+FILE *error_stream(void)
+{
+	return capture ? capture : stderr;
+}
+
+void error_capture_begin(void)
+{
+	capture = open_memstream(&capture_buf, &capture_len); /* NULL: stderr after all */
+}
+
+char *error_capture_end(void)
+{
+	char *s;
+
+	if (!capture)
+		return NULL;
+	fclose(capture);
+	capture = NULL;
+	s = capture_buf;
+	capture_buf = NULL;
+	return s;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap, int errnum)
 {
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	FILE *f = error_stream();
+
+	fputs(prefix, f);
+	vfprintf(f, fmt, ap);
 	if (errnum)
-		fprintf(stderr, ": %s", strerror(errnum));
-	fputc('\n', stderr);
+		fprintf(f, ": %s", strerror(errnum));
+	fputc('\n', f);
 }
 
 int error(const char *fmt, ...)
