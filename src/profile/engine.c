@@ -34,6 +34,7 @@ struct prof_engine {
 	pthread_t kthread;       /* reading /proc/kallsyms while the probe already samples */
 	bool kthread_on;
 	bool kernel;             /* kernel stacks are taken */
+	char *learn_msgs;        /* what reading the running processes said, on its thread */
 };
 
 static void *kernel_syms_load(void *sym)
@@ -97,6 +98,33 @@ static void learn(struct prof_engine *e, pid_t pid)
 	}
 }
 
+/* The target's processes as they are now: mappings and labels. */
+static void learn_running(struct prof_engine *e)
+{
+	struct target *t = e->t;
+
+	if (t->kind == TARGET_PG) {
+		learn(e, t->pg.postmaster);
+		symbolizer_set_fallback(e->sym, t->pg.postmaster);
+		pg_cluster_refresh_procs(&t->pg);
+		for (int i = 0; i < t->pg.nprocs; i++)
+			learn(e, t->pg.procs[i].pid);
+	} else if (t->kind == TARGET_PIDS || t->kind == TARGET_TID) {
+		for (int i = 0; i < t->npids; i++)
+			learn(e, t->pids[i]);
+	}
+}
+
+static void *learn_thread(void *arg)
+{
+	struct prof_engine *e = arg;
+
+	error_capture_begin();
+	learn_running(e);
+	e->learn_msgs = error_capture_end();
+	return NULL;
+}
+
 int prof_engine_open(struct prof_engine **out, struct target *t, const struct profile_opts *o)
 {
 	struct prof_engine *e = calloc(1, sizeof(*e));
@@ -117,20 +145,22 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 		return error("out of memory"), EXIT_FAIL;
 	}
 	/*
-	 * What runs now is read now, before anything slow; what appears later is read at
-	 * its first sample.
+	 * What runs now is read now, while the probe loads (a thread of its own: the two
+	 * share nothing, and reading every process's mappings is as long as the kernel's
+	 * verifying); what appears later is read at its first sample.
 	 */
-	if (t->kind == TARGET_PG) {
-		learn(e, t->pg.postmaster);
-		symbolizer_set_fallback(e->sym, t->pg.postmaster);
-		pg_cluster_refresh_procs(&t->pg);
-		for (int i = 0; i < t->pg.nprocs; i++)
-			learn(e, t->pg.procs[i].pid);
-	} else if (t->kind == TARGET_PIDS || t->kind == TARGET_TID) {
-		for (int i = 0; i < t->npids; i++)
-			learn(e, t->pids[i]);
-	}
+	pthread_t th;
+	bool beside = pthread_create(&th, NULL, learn_thread, e) == 0;
+	if (!beside)
+		learn_running(e);
 	ret = profile_probe_open(&e->probe, o);
+	if (beside) {
+		pthread_join(th, NULL);
+		if (e->learn_msgs)
+			fputs(e->learn_msgs, stderr);
+		free(e->learn_msgs);
+		e->learn_msgs = NULL;
+	}
 	if (ret) {
 		prof_engine_free(e);
 		return ret;
