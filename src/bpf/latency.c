@@ -60,6 +60,8 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	lp->skel->rodata->per_thread = !o->no_threads;
 	if (o->no_threads)
 		bpf_map__set_max_entries(lp->skel->maps.threads, 1);
+	if (o->max_starts > 0)
+		bpf_map__set_max_entries(lp->skel->maps.starts, (__u32)o->max_starts);
 	SLOTHIST_RODATA(lp->skel, o->slot_bounds, o->query ? o->nslot_bounds : 0, o->bk_titles);
 	bpf_map__set_max_entries(lp->skel->maps.stmt_hists,
 				 o->query && o->nslot_bounds > 0 && o->stmt_hists > 0 ?

@@ -68,6 +68,8 @@ struct lat_probe_opts {
 	const uint32_t *slot_bounds;
 	int nslot_bounds;
 	int stmt_hists;          /* statement keys given a histogram */
+	int max_starts;          /* threads with a START kept (0: 65,536; an LRU, allocated whole
+	                            when the map is made: about 50 ns an entry) */
 	bool bk_titles;          /* each backend's title beside its histogram (no tps to say it) */
 };
 

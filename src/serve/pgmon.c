@@ -1078,6 +1078,8 @@ static int open_latency(struct pgmon *m)
 		.bk_titles = !m->tps,
 		/* the label sets come from the per-backend histograms: no per-thread figures */
 		.no_threads = true,
+		/* one pair: a START per backend, as many as tps's and the histograms' maps hold */
+		.max_starts = 16384,
 	};
 	m->lat = lat_probe_open(&po);
 	return m->lat ? 0 : -1;
