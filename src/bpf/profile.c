@@ -60,16 +60,17 @@ static int sample_open_error(const struct perf_event_desc *ev, int err)
 
 static int attach_one(struct profile_probe *p, const struct perf_event_desc *ev, int i)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = p->events.tids[i] > 0 ? p->events.tids[i] : 0);
+	const struct sample_event *e = &p->events.ev[i];
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = e->tid > 0 ? e->tid : 0);
 	struct bpf_link *l = bpf_program__attach_perf_event_opts(p->skel->progs.profile_perf,
-								 p->events.fds[i], &po);
+								 e->fd, &po);
 	if (!l) {
-		if (p->events.tids[i] > 0)
+		if (e->tid > 0)
 			error_errno("cannot attach the profile program to '%s' on thread %d",
-				    ev->name, p->events.tids[i]);
+				    ev->name, e->tid);
 		else
 			error_errno("cannot attach the profile program to '%s' on cpu %d",
-				    ev->name, p->events.cpus[i]);
+				    ev->name, e->cpu);
 		hint("run as root; 'dbtap doctor' checks BPF support");
 		return -1;
 	}
@@ -92,7 +93,7 @@ static int grow_links(struct profile_probe *p)
 static bool opened(const struct profile_probe *p, pid_t tid)
 {
 	for (int i = 0; i < p->events.n; i++)
-		if (p->events.tids[i] == tid)
+		if (p->events.ev[i].tid == tid)
 			return true;
 	return false;
 }

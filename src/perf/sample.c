@@ -16,10 +16,8 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 
 	s->n = 0;
 	s->cap = ncpus > 0 ? ncpus : 1;
-	s->fds = calloc(s->cap, sizeof(int));
-	s->cpus = calloc(s->cap, sizeof(int));
-	s->tids = calloc(s->cap, sizeof(pid_t));
-	if (ncpus <= 0 || !s->fds || !s->cpus || !s->tids) {
+	s->ev = calloc(s->cap, sizeof(*s->ev));
+	if (ncpus <= 0 || !s->ev) {
 		sample_set_close(s);
 		return ENOMEM;
 	}
@@ -36,9 +34,7 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 			first_err = errno;
 			break;
 		}
-		s->fds[s->n] = fd;
-		s->tids[s->n] = -1;
-		s->cpus[s->n++] = c;
+		s->ev[s->n++] = (struct sample_event){ .fd = fd, .cpu = c, .tid = -1 };
 	}
 	if (first_err || !s->n) {
 		sample_set_close(s);
@@ -50,19 +46,11 @@ int sample_set_open(struct sample_set *s, const struct perf_event_attr *attr)
 static int grow(struct sample_set *s)
 {
 	int cap = s->cap ? s->cap * 2 : 16;
-	int *fds = realloc(s->fds, cap * sizeof(*fds));
+	struct sample_event *ev = realloc(s->ev, cap * sizeof(*ev));
 
-	if (!fds)
+	if (!ev)
 		return ENOMEM;
-	s->fds = fds;
-	int *cpus = realloc(s->cpus, cap * sizeof(*cpus));
-	if (!cpus)
-		return ENOMEM;
-	s->cpus = cpus;
-	pid_t *tids = realloc(s->tids, cap * sizeof(*tids));
-	if (!tids)
-		return ENOMEM;
-	s->tids = tids;
+	s->ev = ev;
 	s->cap = cap;
 	return 0;
 }
@@ -104,21 +92,16 @@ int sample_set_add_thread(struct sample_set *s, const struct perf_event_attr *at
 		fd = perf_event_open_attr(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	s->fds[s->n] = fd;
-	s->cpus[s->n] = -1;
-	s->tids[s->n++] = tid;
+	s->ev[s->n++] = (struct sample_event){ .fd = fd, .cpu = -1, .tid = tid };
 	return 0;
 }
 
 void sample_set_close(struct sample_set *s)
 {
 	for (int i = 0; i < s->n; i++)
-		close(s->fds[i]);
-	free(s->fds);
-	free(s->cpus);
-	free(s->tids);
-	s->fds = s->cpus = NULL;
-	s->tids = NULL;
+		close(s->ev[i].fd);
+	free(s->ev);
+	s->ev = NULL;
 	s->n = s->cap = 0;
 }
 

@@ -7,12 +7,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* One opened event: on a CPU (tid -1) or on a thread (cpu -1). */
+struct sample_event {
+	int fd;
+	int cpu;
+	pid_t tid;
+};
+
 struct sample_set {
-	int n;     /* fds opened */
-	int cap;   /* room in fds, cpus, tids */
-	int *fds;
-	int *cpus; /* cpu of fds[i], -1 for a thread's event */
-	pid_t *tids; /* thread of fds[i], -1 for a CPU's event */
+	int n;   /* events opened */
+	int cap; /* room in ev */
+	struct sample_event *ev;
 };
 
 /*
