@@ -1,5 +1,6 @@
 /* dbtap: entry point, global options and the command table (git.c / bpftool main.c). */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,12 @@ int main(int argc, char **argv)
 	int i = 1;
 
 	phase_mark("main");
+	/*
+	 * One malloc arena: the threads that load probes and read symbols beside the main
+	 * one live for a moment each, and an arena of their own per thread left 1-2 MB of
+	 * its pages behind for the whole run.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
