@@ -22,6 +22,14 @@ args=()
 for a in "$@"; do
 	if [ "$a" = --no-diag ]; then diag=(); else args+=("$a"); fi
 done
+# --perf needs perf, which `make deps` does not install: before a cluster is made
+case " ${args[*]} " in *" --perf "*)
+	command -v perf >/dev/null || {
+		echo "error: --perf needs perf, which is not installed (not found in PATH)" >&2
+		echo "hint: apt-get install linux-perf, or leave --perf out" >&2
+		exit 1
+	} ;;
+esac
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-overhead "BPF, uprobes, perf events"
 

@@ -35,7 +35,11 @@ SECS=${2:-10}
 CLIENTS=${3:-2}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-profile "BPF, perf events"
-command -v perf >/dev/null || { echo "error: perf is not installed" >&2; exit 1; }
+command -v perf >/dev/null || {
+	echo "error: bench/profile.sh needs perf, which is not installed (not found in PATH)" >&2
+	echo "hint: apt-get install linux-perf" >&2
+	exit 1
+}
 [ -x "$ROOT/build/workloads/stacktree" ] || { echo "error: run make first" >&2; exit 1; }
 
 # the server from a private copy of its binary: other tracers' uprobes on the system's

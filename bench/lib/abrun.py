@@ -61,6 +61,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -717,6 +718,11 @@ def main():
             print(f"error: unknown command '{c}'\nhint: one of {', '.join(COMMANDS)}",
                   file=sys.stderr)
             sys.exit(2)
+    # perf is not among the packages `make deps` installs: say so before any run
+    if a.perf and not shutil.which("perf"):
+        print("error: --perf needs perf, which is not installed (not found in PATH)\n"
+              "hint: apt-get install linux-perf, or leave --perf out", file=sys.stderr)
+        sys.exit(1)
     if a.builtin and a.builtin not in BUILTINS:
         print(f"error: unknown pgbench built-in script '{a.builtin}'\n"
               f"hint: one of {', '.join(BUILTINS)}", file=sys.stderr)

@@ -93,6 +93,19 @@ test_expect_success 'an unknown command: exit 2, the error names it, a hint list
 	test_must_be_empty bad.out
 '
 
+test_expect_success '--perf without perf: exit 1 before any run, the error names it, a hint' '
+	mkdir -p noperf &&
+	# the interpreter itself, not a wrapper script that needs PATH
+	py=$(python3 -c "import sys; print(sys.executable)") &&
+	PATH=$TRASH/noperf test_expect_code 1 "$py" "$ABRUN" --pg-pid "$PG_PID" \
+		--pgdata "$PGDATA" --workdir noperf --commands tps --diag --perf >np.out 2>np.err &&
+	grep -q "^error: --perf needs perf, which is not installed" np.err &&
+	grep -q "^hint: apt-get install linux-perf" np.err &&
+	test_must_be_empty np.out &&
+	# nothing written, nothing run
+	test -z "$(ls -A noperf)"
+'
+
 test_expect_success 'an unknown built-in script: exit 2, the error names it, a hint lists them' '
 	test_expect_code 2 python3 "$ABRUN" --pg-pid "$PG_PID" --pgdata "$PGDATA" --builtin tpcc \
 		>badb.out 2>badb.err &&
