@@ -321,18 +321,65 @@ static void snap_free(struct snap *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Reads the kernel's figures and closes, on paper, the stretches still in progress. */
+static int cmp_tid(const void *a, const void *b)
+{
+	__u32 x = ((const struct wait_thread_entry *)a)->tid;
+	__u32 y = ((const struct wait_thread_entry *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether no thread's stretch closed, began or ended between two reads of the threads. */
+static bool threads_settled(struct wait_thread_entry *a, int na, struct wait_thread_entry *b,
+			    int nb)
+{
+	if (na != nb)
+		return false;
+	qsort(a, na, sizeof(*a), cmp_tid);
+	qsort(b, nb, sizeof(*b), cmp_tid);
+	for (int i = 0; i < na; i++)
+		if (a[i].tid != b[i].tid || a[i].t.since != b[i].t.since)
+			return false;
+	return true;
+}
+
+/*
+ * Reads the kernel's figures and closes, on paper, the stretches still in progress. A
+ * stretch that closes while the maps are read is in neither the aggregates read nor
+ * the threads' open stretches (or in both): the threads are read before and after, and
+ * the whole read made again while one moved, a few times at most (a backend ending
+ * as the last report is made moves through its last stretches in a few milliseconds;
+ * under load the gap is one stretch in thousands).
+ */
+#define SNAP_TRIES 8
+
 static int snap_take(struct wait_cmd *c, struct snap *s)
 {
-	struct wait_thread_entry *th = NULL;
+	struct wait_thread_entry *th = NULL, *th0 = NULL;
 	struct wait_proc_entry *pr = NULL;
-	int nth, npr;
+	int nth = 0, npr = 0, nth0;
 
 	memset(s, 0, sizeof(*s));
-	s->n = wait_probe_read(c->wp, &s->e);
-	s->now = wait_probe_now();
-	nth = wait_probe_read_threads(c->wp, &th);
-	npr = wait_probe_read_procs(c->wp, &pr);
+	for (int try = 0; try < SNAP_TRIES; try++) {
+		free(th0);
+		free(th);
+		free(pr);
+		free(s->e);
+		th = NULL;
+		pr = NULL;
+		s->e = NULL;
+		nth0 = wait_probe_read_threads(c->wp, &th0);
+		s->n = wait_probe_read(c->wp, &s->e);
+		npr = wait_probe_read_procs(c->wp, &pr);
+		s->now = wait_probe_now();
+		nth = wait_probe_read_threads(c->wp, &th);
+		if (nth0 < 0 || s->n < 0 || nth < 0 || npr < 0)
+			break;
+		/* sorts both: th stays a complete set of threads, in tid order */
+		if (threads_settled(th0, nth0, th, nth))
+			break;
+	}
+	free(th0);
 	if (s->n < 0 || nth < 0 || npr < 0) {
 		free(th);
 		free(pr);
