@@ -153,18 +153,19 @@ static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u
  * at the first switch-out and the first transaction, it gives the type of backends that
  * exit before user space looks. The second read replaces a start-up title.
  */
-static __always_inline void proc_title(__u32 tgid)
+static __always_inline bool proc_title(__u32 tgid)
 {
 	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct task_struct *task;
 
 	if (!p || p->titled >= 2)
-		return;
+		return true;
 	task = (struct task_struct *)bpf_get_current_task();
 	bpf_probe_read_user_str(p->title, sizeof(p->title), (void *)BPF_CORE_READ(task, mm, arg_start));
 	/* a backend just forked still shows the postmaster's command line: read again later */
 	if (p->title[0] == 'p' && p->title[1] == 'o' && p->title[8] == ':' && p->title[9] == ' ')
 		p->titled++;
+	return p->titled >= 2;
 }
 
 /*
@@ -201,7 +202,7 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	}
 }
 
-STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
+STMTHASH_DEFINE_WIDE(wait_text_hash, WAIT_TEXT_LEN)
 
 /*
  * The key of the statement text at user address src, the text kept for user space once
@@ -220,7 +221,7 @@ static __always_inline __u64 text_key(const char *src, bool or_empty)
 			return 0;
 		text[0] = '\0';
 	}
-	key = wait_text_hash(text, false);
+	key = wait_text_hash(text);
 	if (!bpf_map_lookup_elem(&texts, &key) &&
 	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&texts, &key)) {
@@ -269,7 +270,8 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
 		e->q_hash = h;
 		e->stmt = h;
 		/* the first statements give the title its user and database (proc_title) */
-		proc_title(e->tgid);
+		if (!e->titled)
+			e->titled = proc_title(e->tgid);
 	}
 	e->q_ptr = q;
 	e->q_ts = ts;

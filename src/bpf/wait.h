@@ -75,7 +75,7 @@ struct wait_thread {
 	__u8 oncpu;
 	__u8 in_xact;   /* between transaction__start and commit/abort (the USDT path) */
 	__u8 exec_known;
-	__u8 pad;
+	__u8 titled;    /* its process's title is final: no need to look it up again */
 };
 
 /* Thread ids 64 * i ... 64 * i + 63: which were looked at, and which of those are traced. */
