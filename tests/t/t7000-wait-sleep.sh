@@ -114,6 +114,37 @@ assert cr and sum(r[\"wait_s\"] for r in cr) >= 1.0, rows
 " <u1.json
 '
 
+# track_activities off: st_state is "disabled", the statement timestamp 0. The server's
+# setting, reloaded, is the postmaster's, which the backends forked later inherit.
+test_expect_success 'track_activities off: a warning, ClientRead in a transaction idle, sleeps by statement' '
+	pg_sql "alter system set track_activities = off" && pg_sql "select pg_reload_conf()" &&
+	test_when_finished "pg_sql \"alter system reset track_activities\" &&
+		pg_sql \"select pg_reload_conf()\"" &&
+	for i in $(seq 1 100); do
+		test "$(psql -XAtc "show track_activities")" = off && break
+		sleep 0.05
+	done &&
+	{ for i in 1 2; do echo "select pg_sleep(0.2);"; done &&
+	  echo "begin;" && echo "\\! sleep 1" && echo "commit;"; } >ta.sql &&
+	trace_start ta.json wait --pg="$PGDATA" -j --by query &&
+	test_grep "^warning: track_activities is off" ta.json.err &&
+	test_grep "^hint: " ta.json.err &&
+	psql -XAt -f ta.sql >ta.out &&
+	trace_stop &&
+	json_py "
+sl = [dict(w, query=g[\"query\"]) for g in d[\"statements\"] for w in g[\"waits\"]
+      if w[\"wait_event\"] == \"PgSleep\"]
+# the text is still read (debug_query_string): the sleeps keep their statement
+assert len(sl) == 1 and sl[0][\"query\"] == \"select pg_sleep(\$1);\", sl
+assert sl[0][\"count\"] == 2 and sl[0][\"wait_s\"] >= 0.4 * 0.98, sl
+# the transaction state is not: the second in the transaction is idle
+cr = [r for r in d[\"idle\"] if r[\"wait_event\"] == \"ClientRead\"]
+assert cr and cr[0][\"wait_s\"] >= 1.0, d[\"idle\"]
+counted = [w for g in d[\"statements\"] for w in g[\"waits\"] if w[\"wait_event\"] == \"ClientRead\"]
+assert sum(w[\"wait_s\"] for w in counted) < 0.5, counted
+" <ta.json
+'
+
 test_expect_success 'text report: the table with seconds, share, count, mean and max' '
 	trace_start w4.txt wait --pg="$PGDATA" &&
 	psql -XAt -c "select pg_sleep(0.3)" >/dev/null &&
