@@ -114,6 +114,21 @@ assert cr and sum(r[\"wait_s\"] for r in cr) >= 1.0, rows
 " <u1.json
 '
 
+# The extended protocol fires no query__start; its statement is read all the same.
+test_expect_success 'pgbench -M prepared: the sleeps of the prepared statement, by statement' '
+	echo "select pg_sleep(0.05);" >p.sql &&
+	trace_start p1.json wait --pg="$PGDATA" -j --by query &&
+	pgbench -n -M prepared -f p.sql -c 1 -t 6 >p.out 2>&1 &&
+	trace_stop &&
+	grep -q "^number of transactions actually processed: 6/6" p.out &&
+	json_py "
+sl = [dict(w, query=g[\"query\"]) for g in d[\"statements\"] for w in g[\"waits\"]
+      if w[\"wait_event\"] == \"PgSleep\"]
+assert len(sl) == 1 and sl[0][\"query\"] == \"select pg_sleep(\$1);\", sl
+assert sl[0][\"count\"] == 6 and sl[0][\"wait_s\"] >= 0.3 * 0.98, sl
+" <p1.json
+'
+
 # track_activities off: st_state is "disabled", the statement timestamp 0. The server's
 # setting, reloaded, is the postmaster's, which the backends forked later inherit.
 test_expect_success 'track_activities off: a warning, ClientRead in a transaction idle, sleeps by statement' '
