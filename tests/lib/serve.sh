@@ -9,6 +9,9 @@
 #	metrics_py 'PYTHON' < F   runs PYTHON with `m`: (name, labels, value) of every
 #	                          sample, and helpers `get(name, **labels)` (one sample's
 #	                          value, None when absent) and `total(name, **labels)`
+#	scrape_until FILE 'PYEXPR'  scrapes into FILE every 0.1 s (15 s at most) until the
+#	                          expression holds on it (metrics_py's helpers): for what
+#	                          serve reads once a second, instead of sleeping a second
 
 SERVE_PID=
 SERVE_ADDR=
@@ -94,4 +97,15 @@ def total(name, **kw):
     return sum(pick(name, **kw))
 exec(sys.argv[1])
 ' "$1"
+}
+
+scrape_until() {
+	local i
+	for i in $(seq 1 150); do
+		scrape "$1" || return 1
+		metrics_py "sys.exit(0 if ($2) else 3)" <"$1" && return 0
+		sleep 0.1
+	done
+	echo "scrape_until: $2 never held in $1"
+	return 1
 }

@@ -286,8 +286,8 @@ test_expect_success 'the histograms of exited backends leave the kernel maps' '
 test_expect_success 'XIDs: the counter is txid_current() + 1; wraparound from datfrozenxid' '
 	x=$(pg_sql "select txid_current()") &&
 	age=$(pg_sql "select max(age(datfrozenxid)) from pg_database") &&
-	sleep 1.2 &&
-	scrape x.txt &&
+	# serve reads the counter once a second: until it has read it past that XID
+	scrape_until x.txt "(get(\"dbtap_xids_assigned_total\", cluster=\"$cluster\") or 0) > $x" &&
 	metrics_py "
 c = dict(cluster=\"$cluster\")
 assert get(\"dbtap_xids_assigned_total\", **c) == $x + 1, (get(\"dbtap_xids_assigned_total\", **c), $x)
@@ -305,8 +305,8 @@ test_expect_success 'OIDs: lo_create(0) x 100 moves the counter by 100' '
 	scrape o0.txt &&
 	pg_sql "select lo_create(0) from generate_series(1, 100)" >oids.txt &&
 	test $(($(tail -n1 oids.txt) - $(head -n1 oids.txt))) = 99 &&
-	sleep 1.2 &&
-	scrape o1.txt &&
+	o0=$(metrics_py "print(get(\"dbtap_oids_assigned_total\", cluster=\"$cluster\"))" <o0.txt) &&
+	scrape_until o1.txt "get(\"dbtap_oids_assigned_total\", cluster=\"$cluster\") >= $o0 + 100" &&
 	cat o0.txt o1.txt | metrics_py "
 v = pick(\"dbtap_oids_assigned_total\", cluster=\"$cluster\")
 assert len(v) == 2 and v[1] - v[0] == 100, v
