@@ -48,42 +48,4 @@ struct stmthash_ctx {
 		return stathash_final(&c.sh);                                           \
 	}
 
-/*
- * STMTHASH_DEFINE_WIDE(NAME, SIZE): the same function (the same keys), eight bytes a
- * bpf_loop() step with the automaton's row and the hash in registers between them: for
- * a program that hashes in the scheduler's path (wait at a switch-out), where a step a
- * byte spent most of its time in the step's call and in reloading its state.
- */
-#define STMTHASH_WIDE 8
-#define STMTHASH_DEFINE_WIDE(NAME, SIZE)                                                \
-	static long NAME##_step(__u32 i, void *arg)                                     \
-	{                                                                               \
-		struct stmthash_ctx *c = arg;                                           \
-		struct stathash sh = c->sh;                                             \
-		__u32 row = c->row, k;                                                  \
-		long done = 0;                                                          \
-                                                                                        \
-		for (k = 0; k < STMTHASH_WIDE; k++) {                                   \
-			unsigned char ch =                                              \
-				c->text[(i * STMTHASH_WIDE + k) & ((SIZE) - 1)];        \
-                                                                                        \
-			if (!ch) {                                                      \
-				done = 1;                                               \
-				break;                                                  \
-			}                                                               \
-			stathash_dfa_step(&sh, &row, (const __u16 *)stathash_dfa, ch);  \
-		}                                                                       \
-		c->sh = sh;                                                             \
-		c->row = row;                                                           \
-		return done;                                                            \
-	}                                                                               \
-	static __always_inline __u64 NAME(const char *buf)                              \
-	{                                                                               \
-		struct stmthash_ctx c = { .text = buf, .row = STATHASH_DFA_START };     \
-                                                                                        \
-		stathash_init(&c.sh);                                                   \
-		bpf_loop((SIZE) / STMTHASH_WIDE, NAME##_step, &c, 0);                  \
-		return stathash_final(&c.sh);                                           \
-	}
-
 #endif

@@ -202,7 +202,7 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	}
 }
 
-STMTHASH_DEFINE_WIDE(wait_text_hash, WAIT_TEXT_LEN)
+STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
 
 /*
  * The key of the statement text at user address src, the text kept for user space once
@@ -221,7 +221,7 @@ static __always_inline __u64 text_key(const char *src, bool or_empty)
 			return 0;
 		text[0] = '\0';
 	}
-	key = wait_text_hash(text);
+	key = wait_text_hash(text, false);
 	if (!bpf_map_lookup_elem(&texts, &key) &&
 	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&texts, &key)) {
