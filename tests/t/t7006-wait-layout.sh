@@ -56,9 +56,14 @@ test_expect_success 'dbtap wait reads exactly those, on a running server' '
 	pg_start pg &&
 	dbtap wait -v --pg="$PGDATA" -d 0.1 -j >w.json 2>w.err &&
 	sed -n "s/^dbtap: \(statements and transactions: .*\)/\1/p" w.err >actual &&
-	grep "^statements and transactions" expected >expected.row &&
-	test_cmp expected.row actual &&
-	test_grep "statements from PgBackendStatus" w.err
+	case $major in
+	15 | 16)
+		grep "^statements and transactions" expected >expected.row &&
+		test_grep "statements from PgBackendStatus" w.err ;;
+	*)	# a version whose layout dbtap has not checked: the probes, and why
+		echo "statements and transactions: USDT probes (the PgBackendStatus layout of PostgreSQL $major is not checked)" >expected.row ;;
+	esac &&
+	test_cmp expected.row actual
 '
 
 test_done
