@@ -247,15 +247,27 @@ static __always_inline __u64 text_key(const char *src, bool or_empty)
 static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
 {
 	__u64 be = e->be, q = 0, ts = 0, src, h;
+	bool first = false;
 
 	if (!be) {
 		/* MyBEEntry is set once, early in the backend's life: read until it is */
 		bpf_probe_read_user(&be, sizeof(be), (void *)be_ptr_addr);
 		e->be = be;
+		first = be != 0;
 	}
 	bpf_probe_read_user(&q, sizeof(q), (void *)query_ptr_addr);
 	if (be)
 		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + be_ts_off));
+	/*
+	 * The row first seen between statements: its timestamp is the last statement's,
+	 * which may have run before tracing started (a backend already idle then), not in
+	 * the stretch now ending. It is where changes are counted from.
+	 */
+	if (first && !q) {
+		e->q_ts = ts;
+		e->q_ptr = 0;
+		return 0;
+	}
 	if (q == e->q_ptr && ts == e->q_ts && (ts || !q))
 		return q ? e->q_hash : 0;
 	src = q;
