@@ -31,22 +31,51 @@ bench_clients() {
 	return 1
 }
 
+# window_samples N: waits until the window's profile has counted N samples of client
+# backends in its interval reports (20 s at most: a loaded machine gives them little CPU).
+window_samples() {
+	local i
+	for i in $(seq 1 400); do
+		python3 -c "
+import json, sys
+n = 0
+for l in open(\"window.json\"):
+    try:
+        d = json.loads(l)
+    except ValueError:
+        continue  # a line being written
+    if d.get(\"report\") == \"interval\":
+        n += sum(p[\"samples\"] for p in d[\"processes\"] if p[\"type\"] == \"client backend\")
+sys.exit(0 if n >= $1 else 1)" 2>/dev/null && return 0
+		kill -0 $win || { cat window.err; return 1; }
+		sleep 0.05
+	done
+	return 0
+}
+
 # The share that reaches PostgresMain is the one of client backends while they run
 # statements: a backend's fork before PostgresMain (the postmaster's code in the
 # child) and its exit (the kernel freeing its memory, no user stack left) are not
 # statements, and with pgbench -T their share of the samples grows as load shrinks the
 # statements run. So that share is taken from a second profile that attaches once both
-# clients run their statement and ends while pgbench still runs, at 999 Hz for enough
-# samples on a loaded machine; the first, attached before pgbench starts, checks that
-# the backends forked later are followed and labelled.
+# clients run their statement and ends while pgbench still runs, once it has 400
+# samples of them (at 999 Hz: under a second on a quiet machine, seconds on a loaded
+# one, where a fixed 2 s gave 100 and a few broken chains were a large share of them);
+# the first, attached before pgbench starts, checks that the backends forked later are
+# followed and labelled.
 test_expect_success 'pgbench started after dbtap: >= 95 % of client backend samples reach PostgresMain' '
 	trace_start p1.json profile --pg "$PGDATA" -F 199 -o p1.folded -j --by pid &&
 	bg_run bench.out pg_bench -c 2 -j 2 -T 120 -S -n &&
 	bench=$BG_PID &&
 	test_when_finished "kill $bench 2>/dev/null; wait $bench; :" &&
 	bench_clients pids.txt &&
-	{ "$DBTAP" profile --pg "$PGDATA" -F 999 -d 2 -o window.folded -j --by pid \
-		>window.json 2>window.err || { cat window.err; false; }; } &&
+	{ "$DBTAP" profile --pg "$PGDATA" -F 999 -i 0.5 -o window.folded -j --by pid \
+		>window.json 2>window.err </dev/null & } &&
+	win=$! &&
+	test_when_finished "kill -KILL $win 2>/dev/null; :" &&
+	window_samples 400 &&
+	kill -INT $win &&
+	{ wait $win || { cat window.err; false; }; } &&
 	# the window ended before pgbench and its two clients
 	kill -0 $bench &&
 	bench_clients after.txt &&
