@@ -195,7 +195,7 @@ CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 ifeq ($(SANITIZE),1)
 # A short subset: bad input of every kind, a probe attached and detached, a saved run.
 SAN_TAP ?= t0000-basic.sh t0300-errors.sh t2200-target-errors.sh t3003-watch-expr.sh \
-           t5002-stat-compare.sh
+           t5002-stat-compare.sh t8003-serve-http-conn.sh
 check: deps
 	@$(MAKE) --no-print-directory $(CHECK_J) all
 	@$(MAKE) --no-print-directory $(CHECK_J) unit-test

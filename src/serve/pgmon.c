@@ -392,7 +392,8 @@ static void read_backends(struct pgmon *m)
 		m->bks[w++] = m->bks[i];
 	}
 	m->nbks = w;
-	qsort(m->bks, m->nbks, sizeof(*m->bks), cmp_bk);
+	if (m->nbks > 1) /* NULL with none: qsort's pointer must not be */
+		qsort(m->bks, m->nbks, sizeof(*m->bks), cmp_bk);
 	for (int i = 0; i < m->nlsets; i++) {
 		m->lsets[i].commits = m->lsets[i].retired_commits;
 		m->lsets[i].aborts = m->lsets[i].retired_aborts;
@@ -484,7 +485,8 @@ static void read_statements(struct pgmon *m)
 		else
 			fresh[nfresh++].e = &v[i];
 	}
-	qsort(fresh, nfresh, sizeof(*fresh), cmp_fresh);
+	if (nfresh > 1)
+		qsort(fresh, nfresh, sizeof(*fresh), cmp_fresh);
 	for (int i = 0; i < nfresh; i++) {
 		struct keyslot *ks = key_slot(m, fresh[i].e->key);
 		int s = series_find(m, fresh[i].text);
@@ -659,7 +661,8 @@ static void read_stat(struct pgmon *m)
 			pc_add(&m->stypes[m->sprocs[i].type].retired, &m->sprocs[i].last);
 	}
 	m->nsprocs = w;
-	qsort(m->sprocs, m->nsprocs, sizeof(*m->sprocs), cmp_sproc);
+	if (m->nsprocs > 1)
+		qsort(m->sprocs, m->nsprocs, sizeof(*m->sprocs), cmp_sproc);
 	for (int i = 0; i < m->nstypes; i++)
 		m->stypes[i].total = m->stypes[i].retired;
 	for (int i = 0; i < m->nsprocs; i++)
