@@ -438,10 +438,11 @@ assert total(\"dbtap_statement_seconds_count\", **c) == 300
 
 test_expect_success '--max-series 2: two label sets, the rest summed in other, nothing lost' '
 	serve_start lcap.err --pg "$PGDATA" --max-series 2 --collect tps &&
+	# each label set seen by serve before the next one runs: the first two get series
 	pgbench -n -U alice -f one.sql -c 1 -t 30 db_a >/dev/null 2>&1 &&
-	sleep 1.2 &&
+	scrape_until lcap_a.txt "get(\"dbtap_transactions_total\", database=\"db_a\", user=\"alice\") is not None" &&
 	pgbench -n -U bob -f one.sql -c 1 -t 20 db_b >/dev/null 2>&1 &&
-	sleep 1.2 &&
+	scrape_until lcap_b.txt "get(\"dbtap_transactions_total\", database=\"db_b\", user=\"bob\") is not None" &&
 	pgbench -n -f one.sql -c 1 -t 10 bench >/dev/null 2>&1 &&
 	scrape lcap.txt &&
 	metrics_py "
