@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/progsyms.h"
 #include "pg/cluster.h"
 #include "profile/engine.h"
 #include "target/proc.h"
@@ -144,6 +145,7 @@ int prof_engine_open(struct prof_engine **out, struct target *t, const struct pr
 		prof_engine_free(e);
 		return error("out of memory"), EXIT_FAIL;
 	}
+	symbolizer_set_bpf_loader(e->sym, bpf_progsyms_read);
 	/*
 	 * What runs now is read now, while the probe loads (a thread of its own: the two
 	 * share nothing, and reading every process's mappings is as long as the kernel's

@@ -75,6 +75,9 @@ struct symbolizer {
 	struct addr_syms vdso;   /* the kernel's vDSO, offsets into its image */
 	int vdso_loaded;
 	bool no_demangle;        /* C++ names as the files have them (--no-demangle) */
+	int (*bpf_load)(struct addr_syms *); /* BPF programs by exact range, read when needed */
+	struct addr_syms bpf;
+	int bpf_loaded;
 	struct u64map dcache;    /* an ELF symbol's name (its address, stable) -> interned + 1 */
 };
 
@@ -94,6 +97,7 @@ struct symbolizer *symbolizer_new(void)
 	u64map_init(&s->dcache);
 	strpool_init(&s->names);
 	addr_syms_init(&s->ksyms);
+	addr_syms_init(&s->bpf);
 	return s;
 }
 
@@ -125,6 +129,7 @@ void symbolizer_free(struct symbolizer *s)
 	u64map_free(&s->dcache);
 	strpool_free(&s->names);
 	addr_syms_free(&s->ksyms);
+	addr_syms_free(&s->bpf);
 	addr_syms_free(&s->vdso);
 	free(s);
 }
@@ -383,6 +388,11 @@ static void load_vdso(struct symbolizer *s)
 	addr_syms_finish(&s->vdso);
 }
 
+void symbolizer_set_bpf_loader(struct symbolizer *s, int (*load)(struct addr_syms *))
+{
+	s->bpf_load = load;
+}
+
 void symbolizer_set_demangle(struct symbolizer *s, bool on)
 {
 	s->no_demangle = !on;
@@ -536,6 +546,24 @@ void symbolizer_kernel(struct symbolizer *s, uint64_t ip, bool ret, struct sym_f
 	symbolizer_load_kernel(s);
 	if (s->kloaded > 0)
 		name = addr_syms_lookup(&s->ksyms, addr, NULL);
+	/*
+	 * kallsyms has no sizes: an address whose nearest symbol is a BPF program's may be
+	 * in a program loaded since it was read. The programs loaded now, exactly bounded,
+	 * name it (read once, at the first such address).
+	 */
+	if (name && !strncmp(name, "bpf_", 4) && s->bpf_load) {
+		uint64_t kstart = 0, bstart;
+		if (!s->bpf_loaded) {
+			s->bpf_loaded = 1;
+			s->bpf_load(&s->bpf);
+		}
+		const char *b = addr_syms_lookup(&s->bpf, addr, NULL);
+		addr_syms_lookup(&s->ksyms, addr, &kstart);
+		if (b)
+			name = b;
+		else if (addr_syms_lookup(&s->bpf, kstart, &bstart) && bstart == kstart)
+			name = NULL; /* past the end of that program: one unloaded since, unnamed */
+	}
 	if (name) {
 		r = pack(intern(s, name), intern(s, "[kernel]"), SYM_KERNEL);
 	} else {

@@ -61,6 +61,13 @@ void symbolizer_load_kernel(struct symbolizer *s);
  * as the files have them (perf's --no-demangle). Set before the first frame is named.
  */
 void symbolizer_set_demangle(struct symbolizer *s, bool on);
+/*
+ * Who lists the BPF programs loaded now with their exact ranges (bpf/progsyms.c: the
+ * kernel's program list is not /proc or ELF, so the caller passes it in): addresses
+ * kallsyms would name after a BPF program get the name of the one that holds them.
+ */
+struct addr_syms;
+void symbolizer_set_bpf_loader(struct symbolizer *s, int (*load)(struct addr_syms *));
 /* Reads /proc/kallsyms from path instead (tests). */
 void symbolizer_set_kallsyms(struct symbolizer *s, const char *path);
 

@@ -122,4 +122,61 @@ assert \"__vdso_clock_gettime\" in vdso or \"__kernel_clock_gettime\" in vdso, l
 " <vd.folded
 '
 
+BP_PIDS=
+bp_stop() {
+	[ -n "$BP_PIDS" ] && kill $BP_PIDS 2>/dev/null
+	BP_PIDS=
+	return 0
+}
+test_atexit bp_stop
+
+# bg_split OUT ERR CMD...: CMD in the background, stdout and stderr apart; BG_PID
+# (a program, not the dbtap function: a signal to the subshell that runs a function
+# would not reach dbtap)
+bg_split() {
+	local out=$1 err=$2
+	shift 2
+	"$@" >"$out" 2>"$err" &
+	BG_PID=$!
+	return 0
+}
+
+# A BPF program loaded while the profile runs (another tool starting) is not in the
+# /proc/kallsyms read at the start, which has no sizes: its samples were named after
+# the program before it (dbtap's own profile_perf). The second dbtap here samples dd's
+# every syscall entry through a raw tracepoint, whose program runs in dd's context
+# under bpf_trace_run2; the first, ended while the second still runs, must name it
+# as kallsyms then does.
+test_expect_success 'a BPF program loaded during the profile is named as kallsyms names it' '
+	bg_run dd.out dd if=/dev/zero of=/dev/null bs=1 count=4000000000 &&
+	dd=$BG_PID &&
+	BP_PIDS=$dd &&
+	bg_split bp.folded bp.err dbtap profile -v -p $dd -F 999 -d 3 --folded &&
+	a=$BG_PID &&
+	# the second program loads once the first has read kallsyms (-v says when)
+	for i in $(seq 1 400); do grep -q "kernel symbols:" bp.err && break; sleep 0.05; done &&
+	grep -q "kernel symbols:" bp.err &&
+	bg_split bp2.out bp2.err "$DBTAP" profile -p $dd -e tp:raw_syscalls:sys_enter -d 20 &&
+	b=$BG_PID &&
+	BP_PIDS="$dd $b" &&
+	for i in $(seq 1 200); do grep -q tracing bp2.err && break; sleep 0.05; done &&
+	grep -q tracing bp2.err &&
+	wait $a &&
+	awk "\$3 ~ /^bpf_prog_/ { print \$3 }" /proc/kallsyms >bp.kallsyms &&
+	kill -INT $b && wait $b; bp_stop &&
+	folded_py "
+names = set(open(\"bp.kallsyms\").read().split())
+under = {}
+for f, c in stacks:
+    for i in range(len(f) - 1):
+        if f[i] == \"bpf_trace_run2\":
+            under[f[i + 1]] = under.get(f[i + 1], 0) + c
+print(under)
+# the second profile'"'"'s program, by the name kallsyms has for it now
+assert [k for k in under if k.endswith(\"_profile_raw_tp\") and k in names], (under, names)
+# never a perf-event program: none runs under a raw tracepoint
+assert not [k for k in under if k.endswith(\"_profile_perf\")], under
+" <bp.folded
+'
+
 test_done
