@@ -52,15 +52,18 @@ test_expect_success '-e context-switches: a sample at every sleep, in the schedu
 	wait $fl &&
 	trace_stop &&
 	test_grep "^calls 200" fl.out &&
+	nvcsw=$(sed -n "s/^voluntary_switches //p" fl.out) &&
+	echo "voluntary switches in the loop: $nvcsw" &&
 	json_py "
 # each call sleeps once; the scheduler may switch it out more often, never less
 assert 200 <= d[\"samples\"] <= 200 + 50, d[\"samples\"]
 assert d[\"period\"] == 1, d
 " <cs.json &&
 	folded_py "
-# every sleep switches out once, inside the nanosleep
+# every sleep switches out inside the nanosleep: once, or again after a wakeup that
+# was not from its timer; the kernel counted each as a voluntary switch of the loop
 sleeps = sum(c for f, c in stacks if \"do_nanosleep\" in f and f[-1] == \"schedule\")
-assert sleeps == 200, (sleeps, stacks[:3])
+assert $nvcsw >= 200 and sleeps == $nvcsw, (sleeps, $nvcsw, stacks[:3])
 " <cs.folded
 '
 
