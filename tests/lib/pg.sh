@@ -181,3 +181,20 @@ pg_cleanup() {
 	fi
 	rm -rf "/tmp/dbtap-test-port.$port"
 }
+
+# pg_server_headers: sets server_inc to the running server's major version's headers,
+# from Debian's archive (postgresql-server-dev-MAJOR), unpacked into a cache under
+# build/ shared by the tests that compile against them (not installed system-wide).
+# Skips the whole test file when the archive cannot be reached.
+pg_server_headers() {
+	local major cache
+	major=$("$PG_BINDIR"/postgres --version | sed -n 's/.* \([0-9][0-9]*\)\.[0-9]*.*/\1/p')
+	cache="$TEST_ROOT/build/cache/server-dev-$major"
+	if [ ! -f "$cache/ok" ]; then
+		rm -rf "$cache" && mkdir -p "$cache" &&
+		(cd "$cache" && apt-get download "postgresql-server-dev-$major" >download.log 2>&1 &&
+		 dpkg-deb -x postgresql-server-dev-"$major"_*.deb root && touch ok) ||
+			test_skip_all "cannot download postgresql-server-dev-$major from the apt archive"
+	fi
+	server_inc="$cache/root/usr/include/postgresql/$major/server"
+}

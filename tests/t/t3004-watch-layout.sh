@@ -5,16 +5,7 @@ test_description='dbtap watch xid/oid: the PostgreSQL 15 layout equals offsetof(
 . "$TEST_LIB"/watch.sh
 
 major=$("$PG_BINDIR"/postgres --version | sed -n 's/.* \([0-9][0-9]*\)\.[0-9]*.*/\1/p')
-# The headers of the running server's major version, from Debian's archive, unpacked
-# into a cache under build/ (not installed system-wide).
-cache="$TEST_ROOT/build/cache/server-dev-$major"
-if [ ! -f "$cache/ok" ]; then
-	rm -rf "$cache" && mkdir -p "$cache" &&
-	(cd "$cache" && apt-get download "postgresql-server-dev-$major" >download.log 2>&1 &&
-	 dpkg-deb -x postgresql-server-dev-"$major"_*.deb root && touch ok) ||
-		test_skip_all "cannot download postgresql-server-dev-$major from the apt archive"
-fi
-server_inc="$cache/root/usr/include/postgresql/$major/server"
+pg_server_headers
 
 test_expect_success "offsetof() on the PostgreSQL $major headers" '
 	cat >layout.c <<-\EOC &&
