@@ -53,17 +53,20 @@ test_expect_success '-e context-switches: a sample at every sleep, in the schedu
 	trace_stop &&
 	test_grep "^calls 200" fl.out &&
 	nvcsw=$(sed -n "s/^voluntary_switches //p" fl.out) &&
-	echo "voluntary switches in the loop: $nvcsw" &&
+	nivcsw=$(sed -n "s/^involuntary_switches //p" fl.out) &&
+	echo "switches in the loop: $nvcsw voluntary, $nivcsw involuntary" &&
 	json_py "
-# each call sleeps once; the scheduler may switch it out more often, never less
-assert 200 <= d[\"samples\"] <= 200 + 50, d[\"samples\"]
+# a sample at every switch in the loop, and at a few before and after it
+assert $nvcsw + $nivcsw <= d[\"samples\"] <= $nvcsw + $nivcsw + 50, (d[\"samples\"], $nvcsw, $nivcsw)
 assert d[\"period\"] == 1, d
 " <cs.json &&
 	folded_py "
 # every sleep switches out inside the nanosleep: once, or again after a wakeup that
-# was not from its timer; the kernel counted each as a voluntary switch of the loop
+# was not from its timer; the kernel counted each as a voluntary switch of the loop.
+# On a busy machine a sleep whose timer fired before it reached schedule() can still
+# switch out there (another task picked): the kernel counts that one involuntary.
 sleeps = sum(c for f, c in stacks if \"do_nanosleep\" in f and f[-1] == \"schedule\")
-assert $nvcsw >= 200 and sleeps == $nvcsw, (sleeps, $nvcsw, stacks[:3])
+assert $nvcsw >= 200 and $nvcsw <= sleeps <= $nvcsw + $nivcsw, (sleeps, $nvcsw, $nivcsw, stacks[:3])
 " <cs.folded
 '
 

@@ -65,8 +65,10 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (wait && !go)
 		sigsuspend(&old);
-	/* the kernel's count of the loop's voluntary switches: each sleep's, and any wakeup
-	 * inside one that was not its timer's, after which the sleep goes on */
+	/* the kernel's count of the loop's voluntary switches (each sleep's, and any wakeup
+	 * inside one that was not its timer's, after which the sleep goes on) and
+	 * involuntary ones (a preemption; or a sleep whose timer fired before it called
+	 * schedule(), which still switches out there when another task is picked) */
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	for (i = 0; i < n; i++) {
@@ -78,5 +80,6 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru1);
 	printf("calls %ld ticks_enabled %ld\n", n, ticks);
 	printf("voluntary_switches %ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
+	printf("involuntary_switches %ld\n", ru1.ru_nivcsw - ru0.ru_nivcsw);
 	return 0;
 }
