@@ -1,10 +1,11 @@
 # tests/lib/profile.sh: helpers for the profile, timeline and record tests, sourced after test-lib.sh and trace.sh.
 #
-#	workload_start VAR OUT NAME ARGS...  starts the workload NAME (output in OUT), waits
-#	                            for its "ready" line; its pid in the variable VAR
+#	workload_start VAR OUT NAME ARGS...  starts the workload NAME (output in OUT) in a
+#	                            session of its own, waits for its "ready" line; its pid
+#	                            in the variable VAR
 #	workload_kill VAR           kills the workload whose pid is in VAR, empties VAR
-#	profloop_start OUT ARGS...  the profloop workload (ARGS: -w, -s SECS, -r DEPTH) at nice
-#	                            -20; sets PL_PID
+#	profloop_start OUT ARGS...  the profloop workload (ARGS: -w, -s SECS, -r DEPTH); sets
+#	                            PL_PID
 #	profloop_stop               kills it
 #	tlphases_start OUT ARGS...  the tlphases workload (waits for SIGUSR1); sets TLP_PID
 #	tlphases_go                 sends it SIGUSR1, waits for its "done" line (20 s at most)
@@ -19,10 +20,16 @@ PL_PID=
 TLP_PID=
 test_atexit 'profloop_stop; tlphases_stop'
 
+# A busy workload in a session, so a scheduler autogroup, of its own (setsid execs it:
+# $! is the workload): on a loaded machine it gets a share of the CPU equal to each
+# other session's, enough samples for shares and stacks to mean something. Raised to
+# nice -20 in the test file's own group instead, it would take that group's weight from
+# dbtap on every CPU (a group's weight is spread over its CPUs by its tasks' weights):
+# dbtap itself got a few per cent of a CPU and took seconds to refuse an option.
 workload_start() {
 	local var=$1 out=$2 name=$3 i
 	shift 3
-	"$WORKLOADS/$name" "$@" >"$out" &
+	setsid "$WORKLOADS/$name" "$@" >"$out" &
 	printf -v "$var" %s $!
 	for i in $(seq 1 100); do
 		grep -q '^ready' "$out" 2>/dev/null && return 0
@@ -40,11 +47,7 @@ workload_kill() {
 }
 
 profloop_start() {
-	workload_start PL_PID "$1" profloop "${@:2}" || return 1
-	# Its main thread at the highest priority: on a loaded machine a few per cent of a
-	# CPU gives too few samples for shares and stacks to mean anything. The threads
-	# of -n keep theirs (two would take both CPUs).
-	renice -n -20 -p "$PL_PID" >/dev/null
+	workload_start PL_PID "$1" profloop "${@:2}"
 }
 
 profloop_stop() {

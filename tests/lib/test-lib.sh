@@ -28,6 +28,29 @@
 # failing cmd fails the test). Hooks in test_before_each run before every body
 # (watch.sh takes the breakpoint slot baseline there).
 
+# Each test file runs in a session of its own, so in a scheduler autogroup of its own
+# (/proc/sys/kernel/sched_autogroup_enabled): the CPU is shared fairly between the
+# files `make tap-test TAP_JOBS=2` runs at once, and a workload a file raises to nice
+# -20, or a file's own busy threads, take from that file's share alone, not from its
+# neighbour's (nice counts only inside an autogroup). This shell stays in the
+# harness's session, passes INT, TERM and HUP on, and exits with the file's status;
+# the file starts with INT and QUIT at their defaults (bash ignores them in a command
+# started with &).
+if [ -z "$DBTAP_TEST_OWN_SESSION" ]; then
+	export DBTAP_TEST_OWN_SESSION=1
+	env --default-signal=INT,QUIT setsid "$BASH" "$0" "$@" &
+	test_file_pid=$!
+	trap 'kill -INT $test_file_pid 2>/dev/null' INT
+	trap 'kill -TERM $test_file_pid 2>/dev/null' TERM
+	trap 'kill -HUP $test_file_pid 2>/dev/null' HUP
+	while :; do
+		wait $test_file_pid
+		test_file_rc=$?
+		kill -0 $test_file_pid 2>/dev/null || break
+	done
+	exit $test_file_rc
+fi
+
 TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TEST_ROOT=$(cd "$TEST_LIB/../.." && pwd)
 TEST_NAME=$(basename "$0" .sh)

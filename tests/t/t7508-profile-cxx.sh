@@ -18,7 +18,6 @@ test_expect_success 'setup' '
 	while read m; do printf "%s %s\n" "$m" "$(c++filt -p "$m")" || return 1; done <mangled >names &&
 	cat names &&
 	workload_start CX_PID cx.out cxxloop &&
-	renice -n -20 -p $CX_PID >/dev/null &&
 	dbtap profile -p $CX_PID -F 499 -d 2 --user --folded >d.folded 2>d.err &&
 	dbtap profile -p $CX_PID -F 499 -d 1 --user --no-demangle --folded >m.folded 2>>d.err &&
 	workload_kill CX_PID
