@@ -17,8 +17,13 @@
 # loaded run, with wait's own count of the switches of traced backends, the cost of
 # one of those.
 # Ratios measured side by side, never absolute targets: machines differ.
+#
+# ROUNDS=N repeats (2) N times, each round every mode once; VERSUS="LABEL=BINARY ..."
+# measures other builds of dbtap in the same rounds as this one (a build with a part
+# of the program changed: what that part costs, beside the floor, under the same load).
 PAIRS=${1:-5}
 SECS=${2:-10}
+ROUNDS=${ROUNDS:-1}
 . "$(dirname "$0")/../tests/lib/standalone.sh"
 standalone_init bench-wait "BPF, BTF tracepoints, uprobes"
 
@@ -58,11 +63,13 @@ print(p["run_cnt"], p["run_time_ns"]) if p and "run_cnt" in p else print("0 0")'
 }
 
 # run_wait [idle] [WAIT_OPTION...]: SECS of pgbench (or, with idle, of no load) under
-# wait; prints "RUNS RUN_NS TRACED_SWITCHES".
+# wait; prints "RUNS RUN_NS TRACED_SWITCHES", then the program's own timing of its runs
+# (DBTAP_WAIT_SELF_TIME): "UNTRACED_RUNS UNTRACED_NS TRACED_RUNS TRACED_NS" (0 0 0 0
+# from a build without it).
 run_wait() {
 	local pid s0 s1 mode=$1
 	shift
-	"$DBTAP" wait --pg "$PGDATA" -j "$@" >w.json 2>w.err &
+	DBTAP_WAIT_SELF_TIME=1 "${BIN:-$DBTAP}" wait --pg "$PGDATA" -j "$@" >w.json 2>w.err &
 	pid=$!
 	for i in $(seq 1 200); do
 		grep -q '^tracing' w.err 2>/dev/null && break
@@ -80,8 +87,14 @@ run_wait() {
 	sw=$(python3 -c '
 import json, sys
 s = [json.loads(l) for l in open(sys.argv[1])][-1]
-print(s.get("program", {}).get("traced_switches", 0))' w.json)
-	echo "$s0 $s1 $sw" | awk '{ print $3 - $1, $4 - $2, $5 }'
+t = {}
+for l in open(sys.argv[2]):
+    if l.startswith("{\"wait_self_time\""):
+        t = json.loads(l)["wait_self_time"]
+print(s.get("program", {}).get("traced_switches", 0),
+      *(t.get(k, 0) for k in ("untraced_runs", "untraced_ns", "traced_runs", "traced_ns")))' \
+		w.json w.err)
+	echo "$s0 $s1 $sw" | awk '{ print $3 - $1, $4 - $2, $5, $6, $7, $8, $9 }'
 }
 
 # run_modes LABEL [WAIT_OPTION...]: the idle and the loaded run of one way of reading
@@ -94,7 +107,9 @@ run_modes() {
 	python3 - "$label" $idle $loaded <<'PY'
 import sys
 label = sys.argv[1]
-iruns, ins, _, runs, ns, traced = (int(x) for x in sys.argv[2:])
+v = [int(x) for x in sys.argv[2:]]
+iruns, ins, _ = v[0:3]
+runs, ns, traced, self_u_runs, self_u_ns, self_t_runs, self_t_ns = v[7:14]
 untraced_ns = ins / max(1, iruns)
 # each switch involving a traced backend is one run (counted by wait); the others cost
 # what a run costs when no traced backend is involved (the idle run)
@@ -103,12 +118,23 @@ print("  %s, any switch (pgbench running): %7.1f ns  (%.0f %% of the runs a trac
 print("  %s, a switch of no traced thread: %7.1f ns  (idle run)" % (label, untraced_ns))
 print("  %s, a switch of a traced backend: %7.1f ns  (derived)"
       % (label, (ns - (runs - traced) * untraced_ns) / max(1, traced)))
+# the program's own clock, both kinds in the same loaded run: what the derivation
+# above cannot resolve when most of the machine's switches are other jobs'
+if self_t_runs:
+    print("  %s, self-timed, pgbench running: a traced backend's switch %7.1f ns, another %6.1f ns"
+          % (label, self_t_ns / self_t_runs, self_u_ns / max(1, self_u_runs)))
 PY
 }
 
 echo "== wait's program at sched_switch, ns per run (kernel run_time_ns / run_cnt)"
-# the statements read from PgBackendStatus (15, 16), then from the USDT probes
-run_modes wait
-run_modes "wait --usdt" --usdt
-floor=$(run_wait loaded --empty-program)
-echo "$floor" | awk '{ printf "  empty program (the floor), any switch: %7.1f ns\n", $2 / ($1 ? $1 : 1) }'
+for round in $(seq 1 "$ROUNDS"); do
+	[ "$ROUNDS" = 1 ] || echo "-- round $round of $ROUNDS, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	# the statements read from PgBackendStatus (15, 16), then from the USDT probes
+	run_modes wait
+	run_modes "wait --usdt" --usdt
+	for v in $VERSUS; do
+		BIN=${v#*=} run_modes "${v%%=*}"
+	done
+	floor=$(run_wait loaded --empty-program)
+	echo "$floor" | awk '{ printf "  empty program (the floor), any switch: %7.1f ns\n", $2 / ($1 ? $1 : 1) }'
+done

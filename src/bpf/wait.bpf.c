@@ -15,6 +15,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Client:ClientRead: idle when no transaction is open */
 const volatile __u32 idle_event = 0;
 const volatile bool want_stacks = false;
+const volatile bool self_time = false;
 
 /*
  * The PgBackendStatus path, set by user space from pg/layout.c: &MyBEEntry (0: the
@@ -25,6 +26,12 @@ const volatile bool want_stacks = false;
 const volatile __u64 be_ptr_addr = 0;
 const volatile __u64 query_ptr_addr = 0;
 const volatile __u32 be_state_off = 0, be_ts_off = 0, be_activity_off = 0;
+/*
+ * The three fields as one read: the span of the row from be_span_off, be_span_len
+ * bytes (at most WAIT_TEXT_LEN, each field aligned in it), 0 where they lie farther
+ * apart (a layout from debug info): then one read each.
+ */
+const volatile __u32 be_span_off = 0, be_span_len = 0;
 const volatile __u32 st_running = 0, st_fastpath = 0, st_idle_xact = 0,
 		     st_idle_xact_aborted = 0;
 
@@ -94,19 +101,16 @@ static __always_inline struct wait_drops *drops_get(void)
 	return bpf_map_lookup_elem(&drops, &zero);
 }
 
-/* Adds one stretch of time to (process, statement, wait). */
-static __always_inline void agg_add(__u32 tgid, __u64 stmt, __u32 kind, __u32 event,
-				    __u32 stack, __u32 ustack, __u64 ns, __u64 count)
+/* Adds time to (process, statement, wait): ns and count, max the longest stretch in it. */
+static __always_inline void agg_add(const struct wait_key *k, __u64 ns, __u64 count, __u64 max)
 {
-	struct wait_key k = { .stmt = stmt, .tgid = tgid, .event = event, .kind = kind,
-			      .stack = stack, .ustack = ustack };
-	struct wait_val *v = bpf_map_lookup_elem(&aggs, &k);
+	struct wait_val *v = bpf_map_lookup_elem(&aggs, k);
 
 	if (!v) {
 		struct wait_val zero = {};
 		/* EEXIST when another CPU created it meanwhile: the lookup finds it then */
-		bpf_map_update_elem(&aggs, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&aggs, &k);
+		bpf_map_update_elem(&aggs, k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&aggs, k);
 		if (!v) {
 			struct wait_drops *d = drops_get();
 			if (d)
@@ -117,8 +121,85 @@ static __always_inline void agg_add(__u32 tgid, __u64 stmt, __u32 kind, __u32 ev
 	__sync_fetch_and_add(&v->ns, ns);
 	__sync_fetch_and_add(&v->count, count);
 	/* one process's stretches come one at a time: a plain max is enough */
-	if (ns > v->max_ns)
-		v->max_ns = ns;
+	if (max > v->max_ns)
+		v->max_ns = max;
+}
+
+/*
+ * The thread's held CPU time into the aggregate map. The slot is emptied before the
+ * map is added to, and user space reads the map before the threads: a read between
+ * the two sees the time late, never twice.
+ */
+static __always_inline void acc_cpu_flush(struct wait_thread *e)
+{
+	struct wait_key k = { .stmt = e->acc_stmt, .tgid = e->tgid, .kind = WAIT_KIND_CPU };
+	__u64 cpu = e->acc_cpu_ns, cpu_max = e->acc_cpu_max, run = e->acc_run_ns,
+	      run_max = e->acc_run_max;
+
+	if (!(e->acc_on & WAIT_ACC_CPU))
+		return;
+	e->acc_on &= ~WAIT_ACC_CPU;
+	e->acc_cpu_ns = e->acc_cpu_max = e->acc_run_ns = e->acc_run_max = 0;
+	agg_add(&k, cpu, 0, cpu_max);
+	if (run) {
+		k.kind = WAIT_KIND_RUNNABLE;
+		agg_add(&k, run, 0, run_max);
+	}
+}
+
+/* The same for the held off-CPU stretches. */
+static __always_inline void acc_off_flush(struct wait_thread *e)
+{
+	struct wait_key k = e->acc_key;
+	struct wait_val v = e->acc_val;
+
+	if (!(e->acc_on & WAIT_ACC_OFF))
+		return;
+	e->acc_on &= ~WAIT_ACC_OFF;
+	e->acc_val.ns = e->acc_val.count = e->acc_val.max_ns = 0;
+	agg_add(&k, v.ns, v.count, v.max_ns);
+}
+
+/* A stretch's CPU time (and runnable time on CPU) under statement stmt: held. */
+static __always_inline void acc_cpu(struct wait_thread *e, __u64 stmt, __u64 cpu, __u64 run)
+{
+	if ((e->acc_on & WAIT_ACC_CPU) && e->acc_stmt != stmt)
+		acc_cpu_flush(e);
+	if (!(e->acc_on & WAIT_ACC_CPU)) {
+		e->acc_stmt = stmt;
+		e->acc_on |= WAIT_ACC_CPU;
+	}
+	e->acc_cpu_ns += cpu;
+	if (cpu > e->acc_cpu_max)
+		e->acc_cpu_max = cpu;
+	e->acc_run_ns += run;
+	if (run > e->acc_run_max)
+		e->acc_run_max = run;
+}
+
+/* An off-CPU stretch of ns under the thread's off-CPU key (its switch-out's): held. */
+static __always_inline void acc_off(struct wait_thread *e, __u64 ns)
+{
+	struct wait_key *k = &e->acc_key;
+
+	if ((e->acc_on & WAIT_ACC_OFF) &&
+	    (k->stmt != e->stmt_off || k->kind != e->kind || k->event != e->event ||
+	     k->stack != e->stack || k->ustack != e->ustack))
+		acc_off_flush(e);
+	if (!(e->acc_on & WAIT_ACC_OFF)) {
+		k->stmt = e->stmt_off;
+		k->tgid = e->tgid;
+		k->kind = e->kind;
+		k->event = e->event;
+		k->stack = e->stack;
+		k->ustack = e->ustack;
+		k->pad = 0;
+		e->acc_on |= WAIT_ACC_OFF;
+	}
+	e->acc_val.ns += ns;
+	e->acc_val.count++;
+	if (ns > e->acc_val.max_ns)
+		e->acc_val.max_ns = ns;
 }
 
 static __always_inline void proc_seen(__u32 tgid, __u64 now)
@@ -153,12 +234,11 @@ static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u
  * at the first switch-out and the first transaction, it gives the type of backends that
  * exit before user space looks. The second read replaces a start-up title.
  */
-static __always_inline bool proc_title(__u32 tgid)
+static __always_inline bool proc_title_read(struct wait_proc *p)
 {
-	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct task_struct *task;
 
-	if (!p || p->titled >= 2)
+	if (p->titled >= 2)
 		return true;
 	task = (struct task_struct *)bpf_get_current_task();
 	bpf_probe_read_user_str(p->title, sizeof(p->title), (void *)BPF_CORE_READ(task, mm, arg_start));
@@ -166,6 +246,13 @@ static __always_inline bool proc_title(__u32 tgid)
 	if (p->title[0] == 'p' && p->title[1] == 'o' && p->title[8] == ':' && p->title[9] == ' ')
 		p->titled++;
 	return p->titled >= 2;
+}
+
+static __always_inline bool proc_title(__u32 tgid)
+{
+	struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	return !p || proc_title_read(p);
 }
 
 /*
@@ -188,13 +275,9 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	if (cpu > ns)
 		cpu = ns;
 	if (cpu || e->oncpu)
-		agg_add(e->tgid, e->stmt, WAIT_KIND_CPU, 0, 0, 0, cpu, 0);
-	if (e->oncpu) {
-		if (ns > cpu)
-			agg_add(e->tgid, e->stmt, WAIT_KIND_RUNNABLE, 0, 0, 0, ns - cpu, 0);
-	} else {
-		agg_add(e->tgid, e->stmt_off, e->kind, e->event, e->stack, e->ustack, ns - cpu, 1);
-	}
+		acc_cpu(e, e->stmt, cpu, e->oncpu ? ns - cpu : 0);
+	if (!e->oncpu)
+		acc_off(e, ns - cpu);
 	e->since = now;
 	if (has_exec) {
 		e->exec = exec;
@@ -203,12 +286,15 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 }
 
 STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
+STMTHASH_DEFINE_WIDE(wait_text_hash_wide, WAIT_TEXT_LEN)
 
 /*
  * The key of the statement text at user address src, the text kept for user space once
- * per key. An unreadable text is the empty statement's key, or 0 when !or_empty.
+ * per key. An unreadable text is the empty statement's key, or 0 when !or_empty. wide
+ * (a constant): hashed eight bytes a step, at the switch-out (the same keys; the
+ * programs at the probes, which trap anyway, keep the cheaper one to verify).
  */
-static __always_inline __u64 text_key(const char *src, bool or_empty)
+static __always_inline __u64 text_key(const char *src, bool or_empty, bool wide)
 {
 	__u32 zero = 0;
 	char *text = bpf_map_lookup_elem(&scratch, &zero);
@@ -221,7 +307,7 @@ static __always_inline __u64 text_key(const char *src, bool or_empty)
 			return 0;
 		text[0] = '\0';
 	}
-	key = wait_text_hash(text, false);
+	key = wide ? wait_text_hash_wide(text) : wait_text_hash(text, false);
 	if (!bpf_map_lookup_elem(&texts, &key) &&
 	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&texts, &key)) {
@@ -244,11 +330,12 @@ static __always_inline __u64 text_key(const char *src, bool or_empty)
  * for the stretch that starts. With track_activities off the timestamp stays 0: a
  * statement is known by its text then, read at every switch-out inside it.
  */
-static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
+static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 *state)
 {
-	__u64 be = e->be, q = 0, ts = 0, src, h;
-	bool first = false;
+	__u64 be = e->be, q = 0, ts = 0, raw = 0, src, h;
+	bool first = false, have_raw = false;
 
+	*state = 0;
 	if (!be) {
 		/* MyBEEntry is set once, early in the backend's life: read until it is */
 		bpf_probe_read_user(&be, sizeof(be), (void *)be_ptr_addr);
@@ -256,8 +343,22 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
 		first = be != 0;
 	}
 	bpf_probe_read_user(&q, sizeof(q), (void *)query_ptr_addr);
-	if (be)
+	if (be && be_span_len) {
+		/* the row's span through the text's scratch buffer, not needed before the text */
+		__u32 zero = 0;
+		char *buf = bpf_map_lookup_elem(&scratch, &zero);
+		if (buf && be_span_len <= WAIT_TEXT_LEN &&
+		    !bpf_probe_read_user(buf, be_span_len, (void *)(be + be_span_off))) {
+			ts = *(__u64 *)(buf + (be_ts_off - be_span_off));
+			*state = *(__u32 *)(buf + (be_state_off - be_span_off));
+			raw = *(__u64 *)(buf + (be_activity_off - be_span_off));
+			have_raw = true;
+		}
+	} else if (be) {
 		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + be_ts_off));
+		/* st_state is wanted at a ClientRead only: read then (backend_busy) */
+		*state = ~0u;
+	}
 	/*
 	 * The row first seen between statements: its timestamp is the last statement's,
 	 * which may have run before tracing started (a backend already idle then), not in
@@ -271,11 +372,14 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
 	if (q == e->q_ptr && ts == e->q_ts && (ts || !q))
 		return q ? e->q_hash : 0;
 	src = q;
-	if (!src && ts && ts != e->q_ts &&
-	    bpf_probe_read_user(&src, sizeof(src), (void *)(be + be_activity_off)))
-		src = 0;
+	if (!src && ts && ts != e->q_ts) {
+		if (have_raw)
+			src = raw;
+		else if (bpf_probe_read_user(&src, sizeof(src), (void *)(be + be_activity_off)))
+			src = 0;
+	}
 	if (src) {
-		h = text_key((const char *)src, false);
+		h = text_key((const char *)src, false, true);
 		/* not readable now (a page not present): again at the next switch-out */
 		if (!h)
 			return q ? e->stmt : 0;
@@ -293,15 +397,16 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e)
 /*
  * Whether a backend waiting for its client is inside a transaction (or a statement:
  * COPY FROM STDIN reads its data in ClientRead): idle otherwise. track_activities off
- * leaves st_state STATE_DISABLED: idle.
+ * leaves st_state STATE_DISABLED: idle. st is the state bestatus_stmt() read with the
+ * row, ~0 when it read the timestamp alone: read here then.
  */
-static __always_inline bool backend_busy(struct wait_thread *e)
+static __always_inline bool backend_busy(struct wait_thread *e, __u32 st)
 {
-	__u32 st = 0;
-
 	if (!be_ptr_addr)
 		return e->in_xact;
-	if (!e->be || bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + be_state_off)))
+	if (!e->be)
+		return false;
+	if (st == ~0u && bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + be_state_off)))
 		return false;
 	return st == st_idle_xact || st == st_idle_xact_aborted || st == st_running ||
 	       st == st_fastpath;
@@ -342,21 +447,32 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	if (!e->oncpu && d)
 		d->unpaired++;
 	__u64 next_stmt = e->stmt;
+	__u32 be_state = ~0u;
 	if (be_ptr_addr && !(prev_state & TASK_DEAD_BIT))
-		next_stmt = bestatus_stmt(e);
+		next_stmt = bestatus_stmt(e, &be_state);
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, prev->se.sum_exec_runtime, true);
 	if (prev_state & TASK_DEAD_BIT) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 		if (p && tid == tgid)
 			p->last = now;
+		acc_cpu_flush(e);
+		acc_off_flush(e);
 		bpf_map_delete_elem(&threads, &tid);
 		return 1;
 	}
-	/* the first switch-out reads the title: servers without USDT probes have no other */
-	struct wait_proc *pp = bpf_map_lookup_elem(&procs, &tgid);
-	if (pp && !pp->titled)
-		proc_title(tgid);
+	/*
+	 * The first switch-out reads the title: servers without USDT probes have no other.
+	 * Each thread looks its process up until it sees the title read (a backend just
+	 * forked still shows the postmaster's command line), then no more.
+	 */
+	if (!e->title_read) {
+		struct wait_proc *pp = bpf_map_lookup_elem(&procs, &tgid);
+		if (pp && !pp->titled)
+			proc_title_read(pp);
+		if (!pp || pp->titled)
+			e->title_read = 1;
+	}
 	e->oncpu = 0;
 	e->stmt = next_stmt;
 	e->stmt_off = e->stmt;
@@ -378,7 +494,8 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 		e->kind = WAIT_KIND_UNREADABLE;
 	} else if (ev) {
 		e->event = ev;
-		e->kind = ev == idle_event && !backend_busy(e) ? WAIT_KIND_IDLE : WAIT_KIND_WAIT;
+		e->kind = ev == idle_event && !backend_busy(e, be_state) ? WAIT_KIND_IDLE :
+									  WAIT_KIND_WAIT;
 	} else {
 		e->event = 0;
 		e->kind = WAIT_KIND_UNLABELLED;
@@ -431,22 +548,30 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	__u64 t_in = self_time ? bpf_ktime_get_ns() : 0, now;
+	struct wait_drops *d;
 	struct switch_ends s;
-	__u64 now;
 	bool out, in;
 
 	switch_ends_read(&s, prev, next, prev_state);
-	if (!s.pt && !s.nt)
+	if (!s.pt && !s.nt) {
+		if (self_time && (d = drops_get())) {
+			d->self_ns[0] += bpf_ktime_get_ns() - t_in;
+			d->self_runs[0]++;
+		}
 		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	out = s.pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, s.id,
 				      prev_state | (__u64)preempt << 32, now);
 	in = s.nt && wait_switch_in((__u64)next, s.ntid, now);
 
-	if (out || in) {
-		struct wait_drops *d = drops_get();
-		if (d)
-			d->switches++;
+	d = drops_get();
+	if ((out || in) && d)
+		d->switches++;
+	if (self_time && d) {
+		d->self_ns[1] += bpf_ktime_get_ns() - t_in;
+		d->self_runs[1]++;
 	}
 	return 0;
 }
@@ -496,7 +621,7 @@ int BPF_USDT(query_start, const char *query)
 	e = thread_current(now);
 	if (!e)
 		return 0;
-	key = text_key(query, true);
+	key = text_key(query, true, false);
 	if (key)
 		stmt_set(e, key, now);
 	return 0;

@@ -16,7 +16,9 @@
 #include "bpf/filter.h"
 #include "bpf/mapdump.h"
 #include "bpf/wait.h"
+#include "pg/layout.h"
 #include "pg/probes.h"
+#include "target/mem.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/usdt.h"
@@ -53,6 +55,31 @@ uint64_t wait_probe_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * The row's three fields in one read when they lie within WAIT_TEXT_LEN bytes, each
+ * aligned at its offset in the span (the verifier's strict alignment): 15's layout
+ * spans 224 bytes. Otherwise the program reads them one by one.
+ */
+static void be_span(struct wait_probe *wp, const struct wait_probe_opts *o)
+{
+	uint32_t lo = o->activity_ts_off, hi = o->activity_ts_off + 8;
+
+	if (o->state_off < lo)
+		lo = o->state_off;
+	if (o->activity_off < lo)
+		lo = o->activity_off;
+	lo &= ~7u;
+	if (o->state_off + 4 > hi)
+		hi = o->state_off + 4;
+	if (o->activity_off + 8 > hi)
+		hi = o->activity_off + 8;
+	if (hi - lo > WAIT_TEXT_LEN || o->activity_ts_off % 8 || o->activity_off % 8 ||
+	    o->state_off % 4)
+		return;
+	wp->skel->rodata->be_span_off = lo;
+	wp->skel->rodata->be_span_len = hi - lo;
+}
+
 struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 {
 	struct wait_probe *wp = calloc(1, sizeof(*wp));
@@ -71,6 +98,7 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	wp->skel->rodata->wait_field_off = o->field_off;
 	wp->skel->rodata->idle_event = o->idle_event;
 	wp->skel->rodata->want_stacks = o->stacks;
+	wp->skel->rodata->self_time = o->self_time;
 	if (o->stacks)
 		bpf_map__set_max_entries(wp->skel->maps.stacks, WAIT_STACKS);
 	/* a bit per thread id; a pid_max raised later sends the new ids through the filter */
@@ -88,6 +116,7 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 		wp->skel->rodata->st_fastpath = o->st_fastpath;
 		wp->skel->rodata->st_idle_xact = o->st_idle_xact;
 		wp->skel->rodata->st_idle_xact_aborted = o->st_idle_xact_aborted;
+		be_span(wp, o);
 	}
 	/* no probe programs where nothing is trapped: nor their verification at start */
 	if (o->beentry_addr || o->floor) {
@@ -102,6 +131,36 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 fail:
 	wait_probe_destroy(wp);
 	return NULL;
+}
+
+int wait_probe_opts_bestatus(struct wait_probe_opts *o, int major, const char *binary,
+			     pid_t ref, struct pg_bestatus *b)
+{
+	if (pg_bestatus_find(major, binary, ref, b) < 0)
+		return -1;
+	o->beentry_addr = b->beentry_addr;
+	o->query_addr = b->query_addr;
+	o->state_off = b->loc.state_off;
+	o->activity_ts_off = b->loc.activity_ts_off;
+	o->activity_off = b->loc.activity_off;
+	o->st_running = b->loc.st_running;
+	o->st_fastpath = b->loc.st_fastpath;
+	o->st_idle_xact = b->loc.st_idle_xact;
+	o->st_idle_xact_aborted = b->loc.st_idle_xact_aborted;
+	return 0;
+}
+
+/* The same test as wait.bpf.c's backend_busy(), through process_vm_readv. */
+bool wait_probe_backend_busy(const struct wait_probe_opts *o, pid_t pid)
+{
+	uint64_t be = 0;
+	uint32_t st = 0;
+
+	if (!o->beentry_addr || mem_read_u64(pid, o->beentry_addr, &be) < 0 || !be ||
+	    mem_read(pid, be + o->state_off, &st, sizeof(st)) < 0)
+		return false;
+	return st == o->st_idle_xact || st == o->st_idle_xact_aborted || st == o->st_running ||
+	       st == o->st_fastpath;
 }
 
 void wait_probe_start(struct wait_probe *wp, uint64_t t0)
@@ -227,9 +286,80 @@ int wait_probe_nlinks(const struct wait_probe *wp)
 	map_dump_entries(bpf_map__fd((wp)->skel->maps.map), sizeof(ktype), sizeof(vtype),    \
 			 sizeof(**(out)), offsetof(__typeof__(**(out)), vfield), (void **)(out))
 
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct wait_entry *)a)->k, &((const struct wait_entry *)b)->k,
+		      sizeof(struct wait_key));
+}
+
+int wait_entries_merge(struct wait_entry *e, int n)
+{
+	int m = 0;
+
+	if (n > 1)
+		qsort(e, n, sizeof(*e), cmp_key);
+	for (int i = 0; i < n; i++) {
+		if (m && !memcmp(&e[m - 1].k, &e[i].k, sizeof(e[i].k))) {
+			e[m - 1].v.ns += e[i].v.ns;
+			e[m - 1].v.count += e[i].v.count;
+			if (e[i].v.max_ns > e[m - 1].v.max_ns)
+				e[m - 1].v.max_ns = e[i].v.max_ns;
+			continue;
+		}
+		e[m++] = e[i];
+	}
+	return m;
+}
+
+/*
+ * The aggregates, then the threads' held stretches (wait.bpf.c acc_cpu, acc_off) added
+ * on paper. In that order: the kernel empties a thread's slot before it adds the slot
+ * to the map, so a stretch moved between the two reads is missed by this read, never
+ * counted twice, and the sums never go down from one read to the next.
+ */
 int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)
 {
-	return WAIT_READ(wp, aggs, out, struct wait_key, struct wait_val, v);
+	struct wait_thread_entry *th = NULL;
+	struct wait_entry *e;
+	int n = WAIT_READ(wp, aggs, out, struct wait_key, struct wait_val, v), nth;
+
+	if (n < 0)
+		return -1;
+	nth = wait_probe_read_threads(wp, &th);
+	if (nth < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	e = realloc(*out, (n + 3 * nth + 1) * sizeof(*e));
+	if (!e) {
+		free(th);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	for (int i = 0; i < nth; i++) {
+		const struct wait_thread *t = &th[i].t;
+		struct wait_key k = { .stmt = t->acc_stmt, .tgid = t->tgid,
+				      .kind = WAIT_KIND_CPU };
+
+		if (t->acc_on & WAIT_ACC_CPU) {
+			e[n++] = (struct wait_entry){ .k = k,
+						      .v = { .ns = t->acc_cpu_ns,
+							     .max_ns = t->acc_cpu_max } };
+			if (t->acc_run_ns) {
+				k.kind = WAIT_KIND_RUNNABLE;
+				e[n++] = (struct wait_entry){ .k = k,
+							      .v = { .ns = t->acc_run_ns,
+								     .max_ns = t->acc_run_max } };
+			}
+		}
+		if (t->acc_on & WAIT_ACC_OFF)
+			e[n++] = (struct wait_entry){ .k = t->acc_key, .v = t->acc_val };
+	}
+	free(th);
+	*out = e;
+	return wait_entries_merge(e, n);
 }
 
 int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out)
@@ -273,6 +403,10 @@ int wait_probe_drops(struct wait_probe *wp, struct wait_drops *out)
 		out->stacks_lost += pc[c].stacks_lost;
 		out->switches += pc[c].switches;
 		out->unpaired += pc[c].unpaired;
+		for (int k = 0; k < 2; k++) {
+			out->self_ns[k] += pc[c].self_ns[k];
+			out->self_runs[k] += pc[c].self_runs[k];
+		}
 	}
 	free(pc);
 	return 0;

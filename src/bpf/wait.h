@@ -46,6 +46,9 @@ struct wait_val {
 	__u64 max_ns;
 };
 
+#define WAIT_ACC_CPU 1
+#define WAIT_ACC_OFF 2
+
 /* Per thread: where its time is going now. Written at switches and USDT probes. */
 struct wait_thread {
 	__u64 since;    /* ktime of the last switch: start of the current stretch */
@@ -67,6 +70,21 @@ struct wait_thread {
 	__u64 q_ptr;
 	__u64 q_ts;
 	__u64 q_hash;
+	/*
+	 * Stretches closed but not yet in the aggregate map (wait.bpf.c acc_cpu, acc_off):
+	 * the CPU time under statement acc_stmt with the part of the time on CPU the kernel
+	 * did not count as CPU (runnable), and the off-CPU stretches under one key. They are
+	 * added when their key changes and at the thread's last switch, so that a backend
+	 * switching in the same statement and wait looks nothing up; a read adds them on
+	 * paper (wait_probe_read).
+	 */
+	__u64 acc_stmt;
+	__u64 acc_cpu_ns;
+	__u64 acc_cpu_max; /* the longest stretch in each: the aggregate's max */
+	__u64 acc_run_ns;
+	__u64 acc_run_max;
+	struct wait_key acc_key;
+	struct wait_val acc_val;
 	__u32 tgid;
 	__u32 event;    /* off CPU: wait event read at switch-out */
 	__u32 kind;     /* off CPU: enum wait_kind of the current stretch */
@@ -76,6 +94,9 @@ struct wait_thread {
 	__u8 in_xact;   /* between transaction__start and commit/abort (the USDT path) */
 	__u8 exec_known;
 	__u8 titled;    /* its process's title is final: no need to look it up again */
+	__u8 title_read; /* its process's title was read once (the switch-out's read) */
+	__u8 acc_on;     /* WAIT_ACC_CPU, WAIT_ACC_OFF: which held parts are set */
+	__u8 pad[2];
 };
 
 /* Thread ids 64 * i ... 64 * i + 63: which were looked at, and which of those are traced. */
@@ -109,6 +130,14 @@ struct wait_drops {
 	 * the kernel's count; only where the rest of the stretch went is a guess.
 	 */
 	__u64 unpaired;
+	/*
+	 * DBTAP_WAIT_SELF_TIME=1 (bench/wait-switch.sh): the program's own time, from its
+	 * first instruction to its last (one clock read more at each), and its runs, [0]
+	 * those of no traced thread, [1] the others: the cost of each kind of switch in one
+	 * run, where the kernel's statistics give one mean over both.
+	 */
+	__u64 self_ns[2];
+	__u64 self_runs[2];
 };
 
 #ifndef __VMLINUX_H__
@@ -129,6 +158,7 @@ struct wait_probe_opts {
 	uint32_t idle_event;  /* Client:ClientRead */
 	bool stacks;
 	bool floor;           /* attach an empty program instead (bench/wait-switch.sh) */
+	bool self_time;       /* the program times itself (struct wait_drops self_ns) */
 	/*
 	 * Set (beentry_addr != 0): the transaction state and the statement are read from
 	 * the backend's PgBackendStatus at its switches (pg/layout.h), no USDT probe is
@@ -156,6 +186,24 @@ struct wait_proc_entry {
 	struct wait_proc p;
 };
 
+struct pg_bestatus;
+
+/*
+ * The PgBackendStatus path into o, as every user of wait_probe takes it: where the
+ * server's major version has a checked layout (pg/layout.c) and its binary (loaded
+ * like process ref) exports the symbols, the transaction state and the statements are
+ * read at the switches, no USDT probe attached; 0, b filled. -1: o left on the USDT
+ * path, why in b->why (nothing printed).
+ */
+int wait_probe_opts_bestatus(struct wait_probe_opts *o, int major, const char *binary,
+			     pid_t ref, struct pg_bestatus *b);
+/*
+ * Whether backend pid is inside a transaction (or a statement) now by its row, as the
+ * program tells it at a switch; false on the USDT path, where a transaction open at
+ * the start is seen from its next probe only.
+ */
+bool wait_probe_backend_busy(const struct wait_probe_opts *o, pid_t pid);
+
 /* Opens and loads; NULL with an error and a hint printed. Nothing attached yet. */
 struct wait_probe *wait_probe_open(const struct wait_probe_opts *o);
 /*
@@ -175,8 +223,14 @@ int wait_probe_seed_exec(struct wait_probe *wp, pid_t tid, pid_t tgid, uint32_t 
 			 bool in_xact, uint64_t exec_ns);
 /* Attaches sched_switch, then the USDT probes; -1 with the error printed. */
 int wait_probe_attach(struct wait_probe *wp);
-/* Cumulative aggregates, count returned, a malloc'd array; -1 on failure. */
+/*
+ * Cumulative aggregates, count returned, a malloc'd array sorted by key; -1 on failure.
+ * The stretches the threads hold closed but not yet added are in it (read after the
+ * aggregates: a stretch added meanwhile is late, never counted twice).
+ */
 int wait_probe_read(struct wait_probe *wp, struct wait_entry **out);
+/* Sorts by key and adds up entries with equal keys; the count left. */
+int wait_entries_merge(struct wait_entry *e, int n);
 int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out);
 int wait_probe_read_procs(struct wait_probe *wp, struct wait_proc_entry **out);
 /* Sample text of a statement hash into buf (WAIT_TEXT_LEN bytes); 0 or -1. */

@@ -280,25 +280,6 @@ static int cmp_key(const void *a, const void *b)
 		      sizeof(struct wait_key));
 }
 
-/* Sorts by key and adds up entries with equal keys (an aggregate and its open stretch). */
-static int merge_keys(struct wait_entry *e, int n)
-{
-	int m = 0;
-
-	qsort(e, n, sizeof(*e), cmp_key);
-	for (int i = 0; i < n; i++) {
-		if (m && !memcmp(&e[m - 1].k, &e[i].k, sizeof(e[i].k))) {
-			e[m - 1].v.ns += e[i].v.ns;
-			e[m - 1].v.count += e[i].v.count;
-			if (e[i].v.max_ns > e[m - 1].v.max_ns)
-				e[m - 1].v.max_ns = e[i].v.max_ns;
-			continue;
-		}
-		e[m++] = e[i];
-	}
-	return m;
-}
-
 static struct pacc *pacc_get(struct snap *s, __u32 pid)
 {
 	for (int i = 0; i < s->np; i++)
@@ -415,7 +396,7 @@ static int snap_take(struct wait_cmd *c, struct snap *s)
 		x->v.max_ns = ns;
 		s->n++;
 	}
-	s->n = merge_keys(s->e, s->n);
+	s->n = wait_entries_merge(s->e, s->n);
 	for (int i = 0; i < npr; i++) {
 		struct pacc *p = pacc_get(s, pr[i].tgid);
 		if (!p)
@@ -907,6 +888,12 @@ static void report(void *ctx, const struct frame_report *fr)
 	for (int i = 0; i < cur.np; i++)
 		nproc += cur.p[i].wall_ns > 0;
 	wait_probe_drops(c->wp, &d);
+	/* for bench/wait-switch.sh, not a figure of the report: on stderr, the summary's */
+	if (c->po.self_time && fr->kind == FRAME_SUMMARY)
+		fprintf(stderr, "{\"wait_self_time\":{\"untraced_runs\":%llu,\"untraced_ns\":%llu,"
+			"\"traced_runs\":%llu,\"traced_ns\":%llu}}\n",
+			(unsigned long long)d.self_runs[0], (unsigned long long)d.self_ns[0],
+			(unsigned long long)d.self_runs[1], (unsigned long long)d.self_ns[1]);
 
 	if (global.json) {
 		json_report(c, fr, &cur, &rs, &idle, total_ns, idle_ns, &d);
@@ -955,23 +942,6 @@ static int current_pids(struct wait_cmd *c, pid_t **out)
 }
 
 /*
- * Whether process pid is inside a transaction (or a statement) by its PgBackendStatus,
- * as the program tells it at a switch; false on the USDT path, where a transaction
- * open at the start is seen from its next probe only.
- */
-static bool backend_busy(struct wait_cmd *c, pid_t pid)
-{
-	uint64_t be = 0;
-	uint32_t st = 0;
-
-	if (!c->po.beentry_addr || mem_read_u64(pid, c->po.beentry_addr, &be) < 0 || !be ||
-	    mem_read(pid, be + c->po.state_off, &st, sizeof(st)) < 0)
-		return false;
-	return st == c->po.st_idle_xact || st == c->po.st_idle_xact_aborted ||
-	       st == c->po.st_running || st == c->po.st_fastpath;
-}
-
-/*
  * Threads already running when tracing starts: each is entered as on CPU or waiting
  * in the wait event it shows now, so its time is accounted from the start.
  */
@@ -994,7 +964,7 @@ static void seed(struct wait_cmd *c)
 		if (mem_read_u64(pids[i], c->po.ptr_addr, &ptr) < 0 || !ptr ||
 		    mem_read(pids[i], ptr + c->po.field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
-		bool in_xact = backend_busy(c, pids[i]);
+		bool in_xact = wait_probe_backend_busy(&c->po, pids[i]);
 		/* a running thread's schedstat lags by its current slice: only asleep ones */
 		if (st != 'R' && proc_counters(tid, &pc) == 0)
 			wait_probe_seed_exec(c->wp, tid, pids[i], ev, in_xact, pc.run_ns);
@@ -1018,19 +988,10 @@ static void bestatus_locate(struct wait_cmd *c, pid_t ref)
 		verbose("statements and transactions: USDT probes (--usdt)");
 		return;
 	}
-	if (pg_bestatus_find(c->major, c->po.binary, ref, &b) < 0) {
+	if (wait_probe_opts_bestatus(&c->po, c->major, c->po.binary, ref, &b) < 0) {
 		verbose("statements and transactions: USDT probes (%s)", b.why);
 		return;
 	}
-	c->po.beentry_addr = b.beentry_addr;
-	c->po.query_addr = b.query_addr;
-	c->po.state_off = b.loc.state_off;
-	c->po.activity_ts_off = b.loc.activity_ts_off;
-	c->po.activity_off = b.loc.activity_off;
-	c->po.st_running = b.loc.st_running;
-	c->po.st_fastpath = b.loc.st_fastpath;
-	c->po.st_idle_xact = b.loc.st_idle_xact;
-	c->po.st_idle_xact_aborted = b.loc.st_idle_xact_aborted;
 	verbose("statements and transactions: *MyBEEntry st_state +%u,"
 		" st_activity_start_timestamp +%u, st_activity_raw +%u (%s); BackendState"
 		" idle %u running %u idle_in_transaction %u fastpath %u"
@@ -1246,6 +1207,7 @@ int cmd_wait(int argc, char **argv)
 	ret = parse_options(&c, argc, argv);
 	if (ret)
 		return frame_status(ret);
+	c.po.self_time = getenv("DBTAP_WAIT_SELF_TIME") != NULL;
 	if (!c.f.to.pg_set && !c.f.to.pids && !c.f.to.tid)
 		c.f.to.pg_set = true;
 	ret = target_resolve(&c.t, &c.f.to, true);
