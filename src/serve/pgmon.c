@@ -85,6 +85,7 @@ struct wseries {
 	char type[LABEL_LEN];
 	uint32_t kind, event;
 	uint64_t ns;
+	uint64_t sum; /* this read's; ns keeps the largest, so the counter never goes down */
 };
 
 /* --collect stat: a process's last counters, and its backend type's sums. */
@@ -132,6 +133,8 @@ struct pgmon {
 	__u8 slot_of[LL_BUCKETS]; /* log-linear index -> bucket, as the kernel folds */
 
 	struct wait_probe *wait;
+	/* the probe keeps a pointer to its options: they live as long as it */
+	struct wait_probe_opts wait_opts;
 	struct wseries *waits;
 	int nwaits, cap_waits;
 	uint64_t wait_dropped;
@@ -677,8 +680,9 @@ static const char *const wait_kind_names[WAIT_NKINDS] = {
 
 /*
  * Wait time: the kernel's aggregate keys are cumulative (never removed), so summing
- * them per backend type and wait at each scrape keeps every counter monotonic. The
- * type comes from the title the kernel kept per process.
+ * them per backend type and wait at each scrape keeps every counter monotonic; the
+ * stretches the threads hold are added by wait_probe_read(). The type comes from the
+ * title the kernel kept per process.
  */
 static void read_waits(struct pgmon *m)
 {
@@ -688,7 +692,7 @@ static void read_waits(struct pgmon *m)
 	struct wait_drops d;
 
 	for (int i = 0; i < m->nwaits; i++)
-		m->waits[i].ns = 0;
+		m->waits[i].sum = 0;
 	for (int i = 0; i < n; i++) {
 		char type[LABEL_LEN] = "";
 		struct pid_label l;
@@ -729,8 +733,16 @@ static void read_waits(struct pgmon *m)
 			m->waits[w].event = event;
 			m->nwaits++;
 		}
-		m->waits[w].ns += e[i].v.ns;
+		m->waits[w].sum += e[i].v.ns;
 	}
+	/*
+	 * A stretch a thread held is moved to the map between the two reads of
+	 * wait_probe_read() now and then: late by a read, never twice; and the instant
+	 * between its slot emptied and the map added to may fall in the map's read.
+	 */
+	for (int i = 0; i < m->nwaits; i++)
+		if (m->waits[i].sum > m->waits[i].ns)
+			m->waits[i].ns = m->waits[i].sum;
 	if (wait_probe_drops(m->wait, &d) == 0)
 		m->wait_dropped = d.aggs_full + d.threads_full;
 	free(e);
@@ -1088,22 +1100,32 @@ static int open_latency(struct pgmon *m)
 	return m->lat ? 0 : -1;
 }
 
-/* The wait event word where pg/layout.c finds it, as for dbtap wait. */
+/*
+ * The wait event word where pg/layout.c finds it, and the transaction state and the
+ * statements read from the backends' PgBackendStatus where the version's layout is
+ * known, as for dbtap wait: no USDT probe then; the probes otherwise.
+ */
 static int open_wait(struct pgmon *m)
 {
-	struct wait_probe_opts po = {
+	struct wait_probe_opts *po = &m->wait_opts;
+	struct pg_wait_word w;
+	struct pg_bestatus b;
+
+	*po = (struct wait_probe_opts){
 		.target = &m->t, .binary = m->t.pg.binary, .major = m->t.pg.major,
 	};
-	struct pg_wait_word w;
-
 	if (pg_wait_word_find(m->t.pg.major, m->t.pg.binary, m->t.pg.postmaster, &w) < 0)
 		return -1;
-	po.ptr_addr = w.ptr_addr;
-	po.field_off = w.field_off;
-	po.idle_event = pg_wait_event_lookup(m->t.pg.major, "Client", "ClientRead");
-	if (!po.idle_event)
-		po.idle_event = 0x06000000u;
-	m->wait = wait_probe_open(&po);
+	po->ptr_addr = w.ptr_addr;
+	po->field_off = w.field_off;
+	if (wait_probe_opts_bestatus(po, m->t.pg.major, m->t.pg.binary, m->t.pg.postmaster,
+				     &b) < 0)
+		verbose("cluster %s: wait: statements and transactions from USDT probes (%s)",
+			m->label, b.why);
+	po->idle_event = pg_wait_event_lookup(m->t.pg.major, "Client", "ClientRead");
+	if (!po->idle_event)
+		po->idle_event = 0x06000000u;
+	m->wait = wait_probe_open(po);
 	if (!m->wait)
 		return -1;
 	/* processes already running: accounted from now, in the wait they show now */
@@ -1116,10 +1138,11 @@ static int open_wait(struct pgmon *m)
 		int st = proc_state(pid);
 		if (st < 0)
 			continue;
-		if (mem_read_u64(pid, po.ptr_addr, &ptr) < 0 || !ptr ||
-		    mem_read(pid, ptr + po.field_off, &ev, sizeof(ev)) < 0)
+		if (mem_read_u64(pid, po->ptr_addr, &ptr) < 0 || !ptr ||
+		    mem_read(pid, ptr + po->field_off, &ev, sizeof(ev)) < 0)
 			ev = 0;
-		wait_probe_seed(m->wait, pid, pid, st == 'R', ev, false);
+		wait_probe_seed(m->wait, pid, pid, st == 'R', ev,
+				wait_probe_backend_busy(po, pid));
 	}
 	if (wait_probe_attach(m->wait) < 0) {
 		wait_probe_destroy(m->wait);

@@ -612,6 +612,9 @@ test_expect_success '--collect wait: pg_sleep time under Timeout:PgSleep, as lon
 	serve_start wait.err --pg "$PGDATA" --collect wait &&
 	scrape w0.txt &&
 	psql -XAtq -d bench -c "select pg_sleep(0.5)" -c "select pg_sleep(0.5)" -c "select pg_sleep(0.5)" >/dev/null &&
+	t0=$(date +%s.%N) &&
+	printf "begin;\nselect 1;\n\\\\! sleep 1\ncommit;\n" | psql -XAtq -d bench >/dev/null &&
+	t1=$(date +%s.%N) &&
 	scrape w1.txt &&
 	cat w0.txt w1.txt | metrics_py "
 v = pick(\"dbtap_wait_seconds_total\", cluster=\"$cluster\", backend_type=\"client backend\",
@@ -619,7 +622,18 @@ v = pick(\"dbtap_wait_seconds_total\", cluster=\"$cluster\", backend_type=\"clie
 assert len(v) == 1, v
 # pg_sleep sleeps at least what it is asked, and wakes within milliseconds of it
 assert 1.5 <= v[0] < 1.6, v
+# the client sleeping inside a transaction: its backend waits for it in ClientRead,
+# counted (idle in transaction), at least the sleep and at most the whole session
+r = pick(\"dbtap_wait_seconds_total\", cluster=\"$cluster\", backend_type=\"client backend\",
+         wait_event_type=\"Client\", wait_event=\"ClientRead\")
+print(\"ClientRead in a transaction\", r, \"session\", $t1 - $t0)
+assert len(r) == 1 and 1.0 <= r[0] <= $t1 - $t0, r
 " &&
+	metrics_py "
+# PostgreSQL 15: the transaction state and the statements are read from PgBackendStatus
+# at the switches, no USDT probe: the one probe is the sched_switch tracepoint
+assert get(\"dbtap_probes_attached\", cluster=\"$cluster\") == 1
+" <w1.txt &&
 	metrics_py "
 assert get(\"dbtap_events_lost_total\", cluster=\"$cluster\", reason=\"wait_map_full\") == 0
 " <w1.txt &&
