@@ -475,7 +475,8 @@ if VERSUS:
         print("  the runs' median, " + noise_line(truth, npf, nd, rng))
         print("  pooled, " + noise_line(truth, pool["perf"][0], pool["dbtap"][0], rng))
         if freq == 99:
-            for n in (1400, 2800, 5600):
+            # how many samples a run needs for the 2-point goal to hold by noise alone
+            for n in (700, 1000, 1400, 2000, 2800):
                 print("  " + noise_line(truth, n, n, rng))
     sys.exit(0)
 
