@@ -55,7 +55,7 @@ test_expect_success 'samples = HZ x the target'"'"'s CPU time (schedstat) within
 	trace_start p2.json profile -p $PL_PID -F 401 -j &&
 	cpu0=$(schedstat_ns $PL_PID) &&
 	kill -USR1 $PL_PID &&
-	for i in $(seq 1 100); do grep -q "^done" pl2.out && break; sleep 0.1; done &&
+	for i in $(seq 1 600); do grep -q "^done" pl2.out && break; sleep 0.1; done &&
 	test_grep "^done" pl2.out &&
 	cpu1=$(schedstat_ns $PL_PID) &&
 	trace_stop &&
@@ -76,7 +76,7 @@ test_expect_success 'threads created after dbtap attached: each HZ x its CPU tim
 	pid=$PL_PID &&
 	trace_start p9.json profile -p $pid -F 401 --by thread -j &&
 	kill -USR1 $pid &&
-	for i in $(seq 1 100); do grep -q "^done" pl9.out && break; sleep 0.1; done &&
+	for i in $(seq 1 600); do grep -q "^done" pl9.out && break; sleep 0.1; done &&
 	test_grep "^done" pl9.out &&
 	for t in /proc/$pid/task/*; do
 		echo "${t##*/} $(cut -d" " -f1 $t/schedstat) $(cat $t/comm)" || return 1
@@ -144,7 +144,7 @@ test_expect_success 'the target exiting during the profile: the report still com
 	pid=$PL_PID &&
 	trace_start p4.json profile -p $pid -j &&
 	kill -USR1 $pid &&
-	for i in $(seq 1 100); do grep -q "^done" pl4.out && break; sleep 0.1; done &&
+	for i in $(seq 1 600); do grep -q "^done" pl4.out && break; sleep 0.1; done &&
 	test_grep "^done" pl4.out &&
 	kill $pid &&
 	trace_wait &&

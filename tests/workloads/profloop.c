@@ -4,12 +4,13 @@
  * f_b 25 %, and every stack is main -> loop -> f_a or f_b. Built with frame pointers.
  *
  *   profloop [-w] [-s SECS] [-r DEPTH] [-t] [-n]
- *     prints "ready PID"; -w: then waits for SIGUSR1; runs the loop (for SECS seconds,
- *     then prints "done" and sleeps until killed; without -s until killed). -r DEPTH:
+ *     prints "ready PID"; -w: then waits for SIGUSR1; runs the loop (for SECS seconds of
+ *     its own CPU time, so that a loaded machine makes the run longer, not emptier; then
+ *     prints "done" and sleeps until killed; without -s until killed). -r DEPTH:
  *     the loop runs DEPTH calls deep inside deep() (a stack deeper than the unwinder
  *     takes, when DEPTH is over 127). -t: loop_short() calls f_short() forever instead. -n: two
  *     threads named "pl-alpha" and "pl-beta" run the loop, the main thread sleeps; with
- *     -w they are created after SIGUSR1, and with -s each runs SECS seconds, then
+ *     -w they are created after SIGUSR1, and with -s each runs SECS CPU seconds, then
  *     sleeps (so its /proc/PID/task entry stays) and main prints "done" after both.
  */
 #define _GNU_SOURCE
@@ -60,7 +61,8 @@ __attribute__((noinline)) void loop(double secs)
 {
 	struct timespec t0, t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* asked at every turn: a turn is milliseconds of work, the clock a system call */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	for (;;) {
 		f_a();
 		f_a();
@@ -68,8 +70,8 @@ __attribute__((noinline)) void loop(double secs)
 		f_b();
 		calls_a += 3;
 		calls_b++;
-		if (secs > 0 && (calls_b & 255) == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
+		if (secs > 0) {
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 			if (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs)
 				break;
 		}
