@@ -185,16 +185,28 @@ pg_cleanup() {
 # pg_server_headers: sets server_inc to the running server's major version's headers,
 # from Debian's archive (postgresql-server-dev-MAJOR), unpacked into a cache under
 # build/ shared by the tests that compile against them (not installed system-wide).
-# Skips the whole test file when the archive cannot be reached.
+# Made whole in a directory of its own, then renamed into place: test files run at
+# the same time (the first rename wins, the others drop theirs). Skips the whole test
+# file when the archive cannot be reached.
 pg_server_headers() {
-	local major cache
+	local major cache tmp
 	major=$("$PG_BINDIR"/postgres --version | sed -n 's/.* \([0-9][0-9]*\)\.[0-9]*.*/\1/p')
 	cache="$TEST_ROOT/build/cache/server-dev-$major"
 	if [ ! -f "$cache/ok" ]; then
-		rm -rf "$cache" && mkdir -p "$cache" &&
-		(cd "$cache" && apt-get download "postgresql-server-dev-$major" >download.log 2>&1 &&
-		 dpkg-deb -x postgresql-server-dev-"$major"_*.deb root && touch ok) ||
+		mkdir -p "$TEST_ROOT/build/cache" &&
+		tmp=$(mktemp -d "$TEST_ROOT/build/cache/server-dev-$major.XXXXXX") && chmod 755 "$tmp" &&
+		(cd "$tmp" && apt-get download "postgresql-server-dev-$major" >download.log 2>&1 &&
+		 dpkg-deb -x postgresql-server-dev-"$major"_*.deb root && touch ok) || {
+			rm -rf "$tmp"
 			test_skip_all "cannot download postgresql-server-dev-$major from the apt archive"
+		}
+		mv -T "$tmp" "$cache" 2>/dev/null ||
+		if [ -f "$cache/ok" ]; then
+			rm -rf "$tmp"
+		else
+			# one without ok: left half made by an interrupted run
+			rm -rf "$cache" && mv -T "$tmp" "$cache"
+		fi
 	fi
 	server_inc="$cache/root/usr/include/postgresql/$major/server"
 }
