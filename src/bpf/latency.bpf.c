@@ -10,6 +10,8 @@
 #include "bpf/slothist.bpf.h"
 #include "bpf/latency.h"
 #include "bpf/stmthash.bpf.h"
+#include "bpf/bestatus.bpf.h"
+#include "bpf/waitword.bpf.h" /* task_traced(): which thread is traced, one bit a thread */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -107,13 +109,35 @@ static __always_inline void on_start(__u64 cookie)
 		bpf_map_update_elem(&starts, &k, &now, BPF_ANY);
 }
 
+/* One duration d of pair k.pair on thread k.tid (process tgid): the pair's and the thread's figures. */
+static __always_inline void pair_record(struct lat_hist *h, struct lat_key *k, __u32 tgid, __u64 d)
+{
+	struct lat_thread *th;
+
+	h->count++;
+	h->sum_ns += d;
+	hist_record(h->ll, h->disp, d);
+
+	if (!per_thread)
+		return;
+	th = bpf_map_lookup_elem(&threads, k);
+	if (!th) {
+		struct lat_thread zero = { .tgid = tgid };
+		bpf_map_update_elem(&threads, k, &zero, BPF_NOEXIST);
+		th = bpf_map_lookup_elem(&threads, k);
+	}
+	if (th) {
+		th->count++;
+		th->sum_ns += d;
+	}
+}
+
 /* Returns the duration, 0 when there was no START (or the filter says no). */
 static __always_inline __u64 on_end(__u64 cookie)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct lat_key k = { .tid = (__u32)id, .pair = (__u32)cookie };
 	struct lat_hist *h;
-	struct lat_thread *th;
 	__u64 *t0, d;
 
 	if (!filter_match())
@@ -128,24 +152,10 @@ static __always_inline __u64 on_end(__u64 cookie)
 	}
 	d = bpf_ktime_get_ns() - *t0;
 	*t0 = 0;
-	h->count++;
-	h->sum_ns += d;
-	hist_record(h->ll, h->disp, d);
-
-	if (!per_thread)
-		return d ? d : 1;
-	th = bpf_map_lookup_elem(&threads, &k);
-	if (!th) {
-		struct lat_thread zero = { .tgid = id >> 32 };
-		bpf_map_update_elem(&threads, &k, &zero, BPF_NOEXIST);
-		th = bpf_map_lookup_elem(&threads, &k);
-	}
-	if (th) {
-		th->count++;
-		th->sum_ns += d;
-	}
+	pair_record(h, &k, id >> 32, d);
 	return d ? d : 1;
 }
+
 
 /* Argument-less probes (uprobes, uretprobes, USDT sites) through multi-uprobe links. */
 SEC("uprobe.multi")
@@ -251,5 +261,144 @@ int BPF_USDT(query_done, const char *query)
 		slothist_backend((__u32)bpf_get_current_pid_tgid(), BPF_CORE_READ(task, start_time), d);
 	}
 	stmt_record((__u64)query, d, (__u32)cookie);
+	return 0;
+}
+
+/*
+ * The PgBackendStatus path of latency query (bestatus.bpf.h): no trap at the
+ * statements. Each traced backend thread's row is looked at when it leaves the CPU;
+ * a statement that ended since the last look is counted with the duration PostgreSQL
+ * itself gives it (state_change - query_start, microseconds). Keyed by thread id;
+ * preallocated: written inside the scheduler.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAT_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct lat_be);
+} backends SEC(".maps");
+
+/*
+ * Looks at the row of the current thread (id as bpf_get_current_pid_tgid() has it),
+ * counting the statement that ended since the last look. A global function: checked
+ * once, apart from the programs that call it.
+ */
+__noinline int be_look(__u64 id, __u64 at_exit)
+{
+	__u32 tid = (__u32)id, pair = 0;
+	struct lat_key k = { .tid = tid, .pair = 0 };
+	struct bestatus_end end = {};
+	struct lat_hist *h = bpf_map_lookup_elem(&hists, &pair);
+	struct lat_be *e;
+	__u64 be, d;
+	int r;
+
+	if (!h)
+		return 0;
+	e = bpf_map_lookup_elem(&backends, &tid);
+	if (!e) {
+		struct lat_be zero = { .tgid = id >> 32 };
+
+		bpf_map_update_elem(&backends, &tid, &zero, BPF_NOEXIST);
+		e = bpf_map_lookup_elem(&backends, &tid);
+		if (!e) {
+			h->untracked++;
+			return 0;
+		}
+	}
+	be = bestatus_row(&e->be);
+	if (!be)
+		return 0;
+	r = bestatus_stmt_end(be, e->tgid, at_exit, &e->t, &end);
+	if (r != 1 || end.failed)
+		return 0;
+	d = end.end_us > end.start_us ? (__u64)(end.end_us - end.start_us) * 1000 : 0;
+	pair_record(h, &k, e->tgid, d);
+	if (at_exit)
+		h->at_exit++;
+	if (slothist_on) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		slothist_backend(tid, BPF_CORE_READ(task, start_time), d);
+	}
+	stmt_record(end.text, d, 0);
+	return 0;
+}
+
+/*
+ * Every switch of the machine: prev, the thread leaving the CPU, is the current task
+ * (its memory readable), and one bit says whether it is traced (waitword.bpf.h).
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(stmt_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	bool dead = prev_state & TASK_DEAD_BIT;
+
+	if (!task_traced(prev, (__u32)id, dead))
+		return 0;
+	if (dead) {
+		/* its exit looked already (stmt_exit), with the memory still there */
+		__u32 tid = (__u32)id;
+
+		bpf_map_delete_elem(&backends, &tid);
+		return 0;
+	}
+	be_look(id, 0);
+	return 0;
+}
+
+/*
+ * A backend that exits right after its last statement may never wait for its client
+ * again (the client's Terminate was already in the socket): its last look is here.
+ * sched_process_exit fires in do_exit() before the task's memory is released (Linux
+ * 6.16 moved it there), while the exiting thread is still the current task.
+ */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(stmt_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (!bpf_map_lookup_elem(&backends, &tid))
+		return 0;
+	be_look(id, 1);
+	bpf_map_delete_elem(&backends, &tid);
+	return 0;
+}
+
+/*
+ * transaction__abort with debug_query_string NULL: PostgreSQL's error recovery, the
+ * statement in progress failed (query__done does not fire for it on the USDT path
+ * either). A trap, but only where a transaction aborts.
+ */
+static __always_inline void on_abort(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct lat_be *e;
+	__u64 be;
+
+	if (!filter_match())
+		return;
+	e = bpf_map_lookup_elem(&backends, &tid);
+	if (!e || bestatus_query_set())
+		return;
+	be = bestatus_row(&e->be);
+	if (be)
+		bestatus_stmt_failed(be, &e->t);
+}
+
+SEC("uprobe.multi")
+int abort_multi(struct pt_regs *ctx)
+{
+	on_abort();
+	return 0;
+}
+
+SEC("uprobe")
+int abort_uprobe(struct pt_regs *ctx)
+{
+	on_abort();
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
 #include "bpf/slothist.h"
+#include "target/proc.h"
 #include "util/error.h"
 #include "latency.skel.h"
 
@@ -21,6 +22,7 @@ struct lat_probe {
 	struct latency *skel;
 	struct links links;
 	int npairs, ncpus, nsites;
+	bool bestatus; /* the PgBackendStatus path */
 	struct lat_hist *percpu;
 };
 
@@ -82,19 +84,54 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		bpf_program__set_autoload(ends.single, false);
 		ends = (struct attach_progs){ .usdt = lp->skel->progs.query_done };
 	}
-	attach_progs_prepare(&starts);
-	attach_progs_prepare(&ends);
+	struct attach_progs aborts = { .multi = lp->skel->progs.abort_multi,
+				       .single = lp->skel->progs.abort_uprobe };
+	lp->bestatus = o->query && o->bestatus;
+	/* the task-address cache of waitword.bpf.h: only the thread bits are used here */
+	bpf_map__set_max_entries(lp->skel->maps.taskcache, 1);
+	if (lp->bestatus) {
+		BESTATUS_RODATA(lp->skel, o->bestatus);
+		/* a bit per thread id; ids above a pid_max raised later go through the filter */
+		bpf_map__set_max_entries(lp->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
+		bpf_map__set_max_entries(lp->skel->maps.starts, 1);
+		bpf_program__set_autoload(lp->skel->progs.start_multi, false);
+		bpf_program__set_autoload(lp->skel->progs.start_uprobe, false);
+		bpf_program__set_autoload(lp->skel->progs.end_multi, false);
+		bpf_program__set_autoload(lp->skel->progs.end_uprobe, false);
+		bpf_program__set_autoload(lp->skel->progs.query_done, false);
+		attach_progs_prepare(&aborts);
+	} else {
+		bpf_program__set_autoload(lp->skel->progs.stmt_switch, false);
+		bpf_program__set_autoload(lp->skel->progs.stmt_exit, false);
+		bpf_program__set_autoload(aborts.multi, false);
+		bpf_program__set_autoload(aborts.single, false);
+		bpf_map__set_max_entries(lp->skel->maps.backends, 1);
+	}
+	if (!lp->bestatus) {
+		attach_progs_prepare(&starts);
+		attach_progs_prepare(&ends);
+	}
 	stathash_dfa_fill((__u16 *)lp->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(lp->skel->skeleton, "latency", o->target))
 		goto fail;
-	/* ENDs first: a START attached alone would fill the map with nothing to pair. */
 	attach_plan_init(&plan, o->target);
-	for (int i = 0; i < o->npairs; i++)
-		attach_plan_probe(&plan, &ends, &o->ends[i], i, o->query);
-	for (int i = 0; i < o->npairs; i++)
-		attach_plan_probe(&plan, &starts, &o->starts[i], i, false);
-	for (int i = 0; i < o->npairs; i++)
-		lp->nsites += probe_nsites(&o->starts[i]) + probe_nsites(&o->ends[i]);
+	if (lp->bestatus) {
+		/* statements begun before this are not counted: their start was not seen */
+		lp->skel->bss->bestatus_since_us = bestatus_pg_now_us();
+		/* the abort first: a failed statement is known before its end is looked at */
+		attach_plan_probe(&plan, &aborts, o->abort, 0, false);
+		attach_plan_prog(&plan, lp->skel->progs.stmt_exit, "sched_process_exit");
+		attach_plan_prog(&plan, lp->skel->progs.stmt_switch, "sched_switch");
+		lp->nsites = probe_nsites(o->abort);
+	} else {
+		/* ENDs first: a START attached alone would fill the map with nothing to pair. */
+		for (int i = 0; i < o->npairs; i++)
+			attach_plan_probe(&plan, &ends, &o->ends[i], i, o->query);
+		for (int i = 0; i < o->npairs; i++)
+			attach_plan_probe(&plan, &starts, &o->starts[i], i, false);
+		for (int i = 0; i < o->npairs; i++)
+			lp->nsites += probe_nsites(&o->starts[i]) + probe_nsites(&o->ends[i]);
+	}
 	err = attach_plan_run(&plan, &lp->links);
 	attach_plan_free(&plan);
 	if (err)
@@ -153,6 +190,8 @@ int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out)
 		out->sum_ns += h->sum_ns;
 		out->unmatched += h->unmatched;
 		out->dropped += h->dropped;
+		out->untracked += h->untracked;
+		out->at_exit += h->at_exit;
 		for (unsigned i = 0; i < LL_BUCKETS; i++)
 			out->ll[i] += h->ll[i];
 		for (unsigned i = 0; i < DISP_SLOTS; i++)
@@ -167,11 +206,30 @@ int lat_probe_read_threads(struct lat_probe *lp, struct lat_key **keys, struct l
 			(void **)keys, (void **)vals);
 }
 
+/* The PgBackendStatus path: backends inside a statement at their last look. */
+static int pending_backends(struct lat_probe *lp)
+{
+	int fd = bpf_map__fd(lp->skel->maps.backends), n = 0;
+	__u32 next, cur, *prev = NULL;
+	struct lat_be e;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &e) == 0 && e.t.in_stmt)
+			n++;
+		cur = next;
+		prev = &cur;
+	}
+	return n;
+}
+
 int lat_probe_pending(struct lat_probe *lp)
 {
 	int fd = bpf_map__fd(lp->skel->maps.starts), n = 0;
 	struct lat_key next, cur, *prev = NULL;
 	__u64 t0;
+
+	if (lp->bestatus)
+		return pending_backends(lp);
 
 	/* an entry whose END came holds 0 until its thread's next START */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {

@@ -2,12 +2,14 @@
 #ifndef DBTAP_BPF_LATENCY_H
 #define DBTAP_BPF_LATENCY_H
 
+#include "bpf/bestatus.h"
 #include "bpf/loglinear.h"
 #include "bpf/slothist.h"
 
 #define LAT_MAX_PAIRS 8
 #define LAT_TEXT_LEN  256   /* a power of two: the hash loop masks its index with it */
 #define LAT_MAX_STMTS 10000 /* statement keys kept by latency query; more are `dropped` */
+#define LAT_MAX_BACKENDS 16384 /* backend threads the PgBackendStatus path follows */
 
 /* Cumulative per pair, one per CPU. */
 struct lat_hist {
@@ -15,6 +17,8 @@ struct lat_hist {
 	__u64 sum_ns;
 	__u64 unmatched; /* END hits with no START on that thread */
 	__u64 dropped;   /* statements not grouped: the statement map was full */
+	__u64 untracked; /* PgBackendStatus path: switch-outs of threads the map had no room for */
+	__u64 at_exit;   /* PgBackendStatus path: statements whose end was seen as the backend exited */
 	__u64 ll[LL_BUCKETS];
 	__u64 disp[DISP_SLOTS];
 };
@@ -28,6 +32,14 @@ struct lat_key {
 struct lat_thread {
 	__u64 count;
 	__u64 sum_ns;
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* latency query on the PgBackendStatus path: one backend thread, keyed by thread id. */
+struct lat_be {
+	__u64 be;                /* its row, once MyBEEntry was set */
+	struct bestatus_track t;
 	__u32 tgid;
 	__u32 pad;
 };
@@ -71,6 +83,12 @@ struct lat_probe_opts {
 	int max_starts;          /* threads with a START kept (0: 65,536; an LRU, allocated whole
 	                            when the map is made: about 50 ns an entry) */
 	bool bk_titles;          /* each backend's title beside its histogram (no tps to say it) */
+	/*
+	 * query: the PgBackendStatus path (bestatus.bpf.h) instead of the probe pair, with
+	 * abort (transaction__abort) telling failed statements; NULL: starts/ends.
+	 */
+	const struct bestatus_cfg *bestatus;
+	const struct probe *abort;
 };
 
 /* NULL with an error and a hint printed; nothing stays attached then. */
@@ -79,7 +97,10 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o);
 int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out);
 /* Per-thread figures: count returned, malloc'd arrays. */
 int lat_probe_read_threads(struct lat_probe *lp, struct lat_key **keys, struct lat_thread **vals);
-/* STARTs waiting for their END (one per thread and pair at most). */
+/*
+ * STARTs waiting for their END (one per thread and pair at most); on the PgBackendStatus
+ * path, backends inside a statement at their last switch-out.
+ */
 int lat_probe_pending(struct lat_probe *lp);
 /* latency query: every statement key, count returned, a malloc'd array; -1 on failure. */
 int lat_probe_read_stmts(struct lat_probe *lp, struct lat_stmt_entry **out);

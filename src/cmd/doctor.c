@@ -10,6 +10,7 @@
 
 #include <linux/perf_event.h>
 
+#include "bpf/bestatus.h"
 #include "bpf/corebtf.h"
 #include "bpf/features.h"
 #include "cmd/cmd.h"
@@ -293,6 +294,7 @@ struct target_info {
 	char pg_datadir[512];
 	pid_t pg_postmaster;
 	bool wait_bestatus; /* wait reads PgBackendStatus (no USDT probe) */
+	bool lat_bestatus;  /* latency query reads PgBackendStatus (no trap per statement) */
 };
 
 /* For -p/-t: the cluster a pid belongs to, if any. */
@@ -402,6 +404,17 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 				" probes, a trap each: %s", b.why);
 			set_hint(c, "dbtap knows the PgBackendStatus layout of PostgreSQL 15 and 16");
 		}
+		/* latency query: the same rows, read for the statements' ends */
+		struct bestatus_cfg cfg;
+		char why[160];
+		ti->lat_bestatus = ti->wait_bestatus && bestatus_cfg_init(&cfg, &b, why,
+									 sizeof(why)) == 0;
+		if (ti->lat_bestatus)
+			add(r, "latency", ST_OK, "latency query reads each statement's end from"
+			    " PgBackendStatus at the backends' switches: no trap per statement");
+		else
+			add(r, "latency", ST_NA, "latency query times the USDT probes, a trap at each"
+			    " statement's start and end: %s", ti->wait_bestatus ? why : b.why);
 	}
 }
 
@@ -498,6 +511,8 @@ static void print_json(const struct report *r, const struct machine *m,
 			json_str(&j, "pg_datadir", ti->pg_datadir);
 			json_int(&j, "pg_postmaster", ti->pg_postmaster);
 			json_str(&j, "wait_statements", ti->wait_bestatus ? "pg_backend_status" : "usdt");
+			json_str(&j, "latency_statements", ti->lat_bestatus ? "pg_backend_status" :
+				 "usdt");
 		} else {
 			json_null(&j, "pg_major");
 		}

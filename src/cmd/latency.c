@@ -8,12 +8,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "bpf/bestatus.h"
 #include "bpf/latency.h"
 #include "cmd/cmd.h"
 #include "cmd/frame.h"
+#include "pg/layout.h"
 #include "pg/probes.h"
 #include "report/hist.h"
 #include "target/label.h"
+#include "target/mem.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -51,6 +54,11 @@ struct lat_cmd {
 	struct target t;
 	struct hist_spec spec;
 	bool hist_given, query, raw;
+	bool usdt;                  /* --usdt: the probe pair, where PgBackendStatus could be read */
+	bool bestatus;              /* query through PgBackendStatus (the default on 15, 16) */
+	struct bestatus_cfg bcfg;
+	struct probe abort;         /* bestatus: transaction__abort, failed statements */
+	struct probe_list abort_list;
 	enum by by;
 	enum stmt_sort sort;
 	int top;
@@ -72,7 +80,7 @@ struct lat_cmd {
 	int nseen;
 };
 
-enum { OPT_HIST = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_RAW, OPT_BY };
+enum { OPT_HIST = FRAME_KEY_LONG, OPT_TOP, OPT_SORT, OPT_RAW, OPT_BY, OPT_USDT };
 
 static const struct frame_opt lat_opts[] = {
 	FRAME_OPTS_TARGET,
@@ -86,6 +94,9 @@ static const struct frame_opt lat_opts[] = {
 	{ "sort", OPT_SORT, required_argument, "total|mean|max|count",
 	  "which statements --top keeps, largest first (default total)" },
 	{ "raw-query", OPT_RAW, no_argument, NULL, "statement texts as sent, literals included" },
+	{ "usdt", OPT_USDT, no_argument, NULL,
+	  "latency query: the statements from the USDT probes (a trap each)\n"
+	  "instead of the backends' PgBackendStatus (15 and 16 have it)" },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -100,9 +111,12 @@ static const struct frame_cmd lat_frame = {
 		"START and END are probes: usdt:[BINARY:]PROVIDER:NAME, uprobe:BINARY:FUNCTION,\n"
 		"uretprobe:BINARY:FUNCTION (a function's duration: uprobe:B:F uretprobe:B:F).\n"
 		"A START without its END on the thread is replaced by the thread's next START.\n\n"
-		"latency query: PostgreSQL's query__start -> query__done (simple query protocol)\n"
-		"per backend, and the statements with the most total time, their literals shown\n"
-		"as $1, $2... (raw texts can carry secrets; --raw-query shows them as sent).\n",
+		"latency query: each statement's time per backend, and the statements with the\n"
+		"most total time, their literals shown as $1, $2... (raw texts can carry secrets;\n"
+		"--raw-query shows them as sent). On PostgreSQL 15 and 16 it reads the backend's\n"
+		"own pg_stat_activity row when the backend leaves the CPU (state_change -\n"
+		"query_start, no trap); --usdt, and other versions, time query__start ->\n"
+		"query__done (the simple query protocol only, a trap at each).\n",
 	.examples =
 		"  dbtap latency --pg query -d 10\n"
 		"  dbtap latency --pg query --top 5 --sort mean\n"
@@ -139,6 +153,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_BY:
 		return by_opt(&c->by, arg, BY_PID | BY_TYPE | BY_DATABASE | BY_USER | BY_QUERY);
+	case OPT_USDT:
+		c->usdt = true;
+		return 0;
 	}
 	return -1;
 }
@@ -207,6 +224,45 @@ static int setup_pairs(struct lat_cmd *c, int argc, char **argv, const char *bin
 	return 0;
 }
 
+/*
+ * Whether the statements can be read from the backends' PgBackendStatus rows
+ * (pg/layout.c knows the version's layout, the binary exports MyBEEntry, and the
+ * server tracks activities); says which path and why with -v.
+ */
+static bool bestatus_choose(struct lat_cmd *c, const char *binary)
+{
+	pid_t ref = c->t.kind == TARGET_PG ? c->t.pg.postmaster : c->t.pids[0];
+	int major = c->t.kind == TARGET_PG ? c->t.pg.major : pg_major_of_process(ref);
+	struct pg_bestatus b;
+	char why[160];
+	uint8_t track = 1;
+
+	if (c->usdt) {
+		verbose("statements: USDT probes (--usdt)");
+		return false;
+	}
+	if (pg_bestatus_find(major, binary, ref, &b) < 0) {
+		verbose("statements: USDT probes (%s)", b.why);
+		return false;
+	}
+	if (bestatus_cfg_init(&c->bcfg, &b, why, sizeof(why)) < 0) {
+		verbose("statements: USDT probes (%s)", why);
+		return false;
+	}
+	/* the server's setting, as its backends inherit it: off, the rows stay empty */
+	if (mem_read(ref, b.track_addr, &track, sizeof(track)) == 0 && !track) {
+		verbose("statements: USDT probes (track_activities is off)");
+		return false;
+	}
+	verbose("statements: *MyBEEntry st_changecount +%u, st_procpid +%u,"
+		" st_xact_start_timestamp +%u, st_activity_start_timestamp +%u,"
+		" st_state_start_timestamp +%u, st_state +%u, st_activity_raw +%u (%s)",
+		b.loc.changecount_off, b.loc.procpid_off, b.loc.xact_ts_off,
+		b.loc.activity_ts_off, b.loc.state_ts_off, b.loc.state_off, b.loc.activity_off,
+		b.loc.from_dwarf ? "debug info" : "layout table");
+	return true;
+}
+
 static int setup_query(struct lat_cmd *c, int argc, char **argv, const char *binary)
 {
 	const struct pg_probes *names;
@@ -224,6 +280,29 @@ static int setup_query(struct lat_cmd *c, int argc, char **argv, const char *bin
 		hint("use --pg, or -p with a backend's pid");
 		return EXIT_USAGE;
 	}
+	c->npairs = 1;
+	c->query = true;
+	if (bestatus_choose(c, binary)) {
+		struct probespec ps;
+
+		c->bestatus = true;
+		/* pg_stat_activity's names for the two ends */
+		c->labels[0] = "query_start";
+		c->labels[1] = "state_change";
+		snprintf(s, sizeof(s), "usdt:%s:%s:%s", binary, names->provider, names->txn_abort);
+		ret = probespec_parse(s, &ps);
+		if (!ret)
+			ret = probespec_resolve(&ps, binary, 64, &c->abort_list);
+		probespec_free(&ps);
+		if (!ret && c->abort_list.n != 1) {
+			error("'%s' matches %d probes", s, c->abort_list.n);
+			hint("latency query --usdt takes the statement probes instead");
+			ret = EXIT_FAIL;
+		}
+		if (!ret)
+			c->abort = c->abort_list.p[0];
+		return ret;
+	}
 	snprintf(s, sizeof(s), "usdt:%s:%s:%s", binary, names->provider, names->query_start);
 	snprintf(e, sizeof(e), "usdt:%s:%s:%s", binary, names->provider, names->query_done);
 	c->labels[0] = names->query_start;
@@ -231,8 +310,6 @@ static int setup_query(struct lat_cmd *c, int argc, char **argv, const char *bin
 	ret = resolve_one(c, s, binary, 0, &c->starts[0]);
 	if (!ret)
 		ret = resolve_one(c, e, binary, 1, &c->ends[0]);
-	c->npairs = 1;
-	c->query = true;
 	return ret;
 }
 
@@ -552,6 +629,8 @@ static void report(void *ctx, const struct frame_report *r)
 		json_init(&j);
 		frame_json_begin(&j, r);
 		json_int(&j, "pending", pending);
+		if (c->query)
+			json_str(&j, "statements_from", c->bestatus ? "pg_backend_status" : "usdt");
 		json_array_begin(&j, "pairs");
 	} else {
 		frame_text_head(stdout, r);
@@ -572,6 +651,8 @@ static void report(void *ctx, const struct frame_report *r)
 			d->sum_ns = c->cur->sum_ns - c->prev[i].sum_ns;
 			d->unmatched = c->cur->unmatched - c->prev[i].unmatched;
 			d->dropped = c->cur->dropped - c->prev[i].dropped;
+			d->untracked = c->cur->untracked - c->prev[i].untracked;
+			d->at_exit = c->cur->at_exit - c->prev[i].at_exit;
 			for (unsigned b = 0; b < LL_BUCKETS; b++)
 				d->ll[b] = c->cur->ll[b] - c->prev[i].ll[b];
 			for (unsigned b = 0; b < DISP_SLOTS; b++)
@@ -595,6 +676,10 @@ static void report(void *ctx, const struct frame_report *r)
 			json_double(&j, "max_us", s.max / 1000.0 + none);
 			if (c->query)
 				json_uint(&j, "dropped", d->dropped);
+			if (c->bestatus) {
+				json_uint(&j, "backends_untracked", d->untracked);
+				json_uint(&j, "counted_at_exit", d->at_exit);
+			}
 			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);
 		} else {
@@ -676,6 +761,7 @@ static void cleanup(void *ctx)
 	c->lp = NULL;
 	for (int i = 0; i < 2 * LAT_MAX_PAIRS; i++)
 		probe_list_free(&c->lists[i]);
+	probe_list_free(&c->abort_list);
 	for (int i = 0; i < c->nstmts; i++)
 		free(c->stmts[i].text);
 	c->nstmts = 0;
@@ -713,6 +799,11 @@ int cmd_latency(int argc, char **argv)
 	if (ret)
 		return frame_status(ret);
 	bool query = !strcmp(argv[optind], "query");
+	if (c.usdt && !query) {
+		error("--usdt needs 'latency query'");
+		hint("START END pairs name their probes themselves");
+		return EXIT_USAGE;
+	}
 	if (c.by == BY_QUERY && !query) {
 		error("--by query needs 'latency query'");
 		hint("use --by pid, type, database or user with START END pairs");
@@ -735,6 +826,10 @@ int cmd_latency(int argc, char **argv)
 	po.npairs = c.npairs;
 	po.query = c.query;
 	po.raw = c.raw;
+	if (c.bestatus) {
+		po.bestatus = &c.bcfg;
+		po.abort = &c.abort;
+	}
 	c.lp = lat_probe_open(&po);
 	if (!c.lp) {
 		ret = EXIT_FAIL;
@@ -752,9 +847,15 @@ int cmd_latency(int argc, char **argv)
 	/* Signal handlers first: tests and scripts may send SIGINT as soon as this prints. */
 	c.f.target = &c.t;
 	frame_start(&c.f);
-	fprintf(stderr, "tracing %d pair%s in %s (%d probe sites); Ctrl-C to stop\n", c.npairs,
-		c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ? "every process" :
-		target_describe(&c.t), lat_probe_nlinks(c.lp));
+	if (c.bestatus)
+		fprintf(stderr, "tracing statements in %s from PgBackendStatus at each switch-out"
+			" (failed ones at transaction__abort, %d probe site%s); Ctrl-C to stop\n",
+			target_describe(&c.t), lat_probe_nlinks(c.lp),
+			lat_probe_nlinks(c.lp) == 1 ? "" : "s");
+	else
+		fprintf(stderr, "tracing %d pair%s in %s (%d probe sites); Ctrl-C to stop\n",
+			c.npairs, c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ?
+			"every process" : target_describe(&c.t), lat_probe_nlinks(c.lp));
 	return frame_run(&c.f, &ops, &c);
 fail:
 	cleanup(&c);

@@ -230,9 +230,9 @@ out:
 }
 
 /*
- * PgBackendStatus up to st_activity_raw, x86-64: int st_changecount, int st_procpid,
- * BackendType st_backendType, four TimestampTz (proc, xact, activity, state start:
- * activity at 32), Oid database and user, SockAddr st_clientaddr (sockaddr_storage and
+ * PgBackendStatus up to st_activity_raw, x86-64: int st_changecount (0), int st_procpid
+ * (4), BackendType st_backendType, four TimestampTz (proc at 16, xact 24, activity 32,
+ * state start 40), Oid database and user, SockAddr st_clientaddr (sockaddr_storage and
  * socklen_t: 136 bytes, at 56), char *st_clienthostname (192), bool st_ssl, pointer,
  * bool st_gss, pointer (224), BackendState st_state (232), char *st_appname (240),
  * char *st_activity_raw (248). BackendState: UNDEFINED, IDLE, RUNNING,
@@ -241,7 +241,7 @@ out:
  * src/include/utils/backend_status.h as of 16's beta. Other versions are not checked.
  */
 static const struct pg_bestatus_loc bestatus_locs[] = {
-	{ 15, 16, 232, 32, 248, 1, 2, 3, 4, 5, 6, 0 },
+	{ 15, 16, 232, 32, 248, 1, 2, 3, 4, 5, 6, 0, 0, 4, 24, 40 },
 };
 
 #define NBESTATUS ((int)(sizeof(bestatus_locs) / sizeof(bestatus_locs[0])))
@@ -252,12 +252,15 @@ const struct pg_bestatus_loc *pg_bestatus_table(int *n)
 	return bestatus_locs;
 }
 
+#define NBEFIELDS 7
+
 int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_loc *loc)
 {
-	uint64_t off[3], size[3];
-	static const char *const fields[3] = { "st_state", "st_activity_start_timestamp",
-					       "st_activity_raw" };
-	static const uint64_t sizes[3] = { 4, 8, 8 };
+	uint64_t off[NBEFIELDS], size[NBEFIELDS];
+	static const char *const fields[NBEFIELDS] = {
+		"st_state", "st_activity_start_timestamp", "st_activity_raw", "st_changecount",
+		"st_procpid", "st_xact_start_timestamp", "st_state_start_timestamp" };
+	static const uint64_t sizes[NBEFIELDS] = { 4, 8, 8, 4, 4, 8, 8 };
 	int i;
 
 	memset(loc, 0, sizeof(*loc));
@@ -270,13 +273,17 @@ int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_
 	if (!ef || !elf_file_has_dwarf(ef))
 		return 0;
 	/* the enum's values stay the row's: only the offsets come from the binary */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NBEFIELDS; i++)
 		if (elf_file_var_pointee_field(ef, "MyBEEntry", fields[i], &off[i], &size[i]) < 0 ||
 		    size[i] != sizes[i])
 			return 0;
 	loc->state_off = off[0];
 	loc->activity_ts_off = off[1];
 	loc->activity_off = off[2];
+	loc->changecount_off = off[3];
+	loc->procpid_off = off[4];
+	loc->xact_ts_off = off[5];
+	loc->state_ts_off = off[6];
 	loc->from_dwarf = 1;
 	return 0;
 }

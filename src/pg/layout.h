@@ -99,6 +99,14 @@ struct pg_bestatus_loc {
 	uint32_t st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted,
 		 st_disabled;
 	int from_dwarf;
+	/*
+	 * The row's head, the same in every version with a row: st_changecount (int, odd
+	 * while the backend writes the row), st_procpid (int, 0 once it left), and three of
+	 * its TimestampTz (8 bytes, PostgreSQL's microseconds since 2000): the transaction's
+	 * start and the time st_state was last set (state_change; query_start is
+	 * activity_ts_off above).
+	 */
+	uint32_t changecount_off, procpid_off, xact_ts_off, state_ts_off;
 };
 
 /* The table row for major, NULL when none; with DWARF in ef its offsets override. */

@@ -133,6 +133,8 @@ test_expect_success 'doctor --pg: the server binary, build-id, USDT probes and m
 	major=$(($(pg_sql "show server_version_num") / 10000)) &&
 	dbtap wait --pg "$PGDATA" -d 0.01 -j >w.json 2>w.err &&
 	if grep -q "statements from PgBackendStatus" w.err; then wait_bs=1; else wait_bs=0; fi &&
+	dbtap latency --pg "$PGDATA" -d 0.01 -j query >l.json 2>l.err &&
+	lat_from=$(json_py "print(d[\"statements_from\"])" <l.json) &&
 	json_py "
 t = d[\"target\"]
 import os
@@ -148,6 +150,10 @@ assert t[\"pg_postmaster\"] == $PG_PID
 assert t[\"wait_statements\"] == (\"pg_backend_status\" if $wait_bs else \"usdt\"), t
 c = [c for c in d[\"checks\"] if c[\"name\"] == \"wait\"]
 assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == bool($wait_bs), c
+# and latency query, as its JSON says
+assert t[\"latency_statements\"] == \"$lat_from\", t
+c = [c for c in d[\"checks\"] if c[\"name\"] == \"latency\"]
+assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == (\"$lat_from\" == \"pg_backend_status\"), c
 " <pg.json
 '
 

@@ -35,32 +35,130 @@ assert p[\"count\"] == 299 and p[\"unmatched_ends\"] == 1, p
 " <l2.json
 '
 
-test_expect_success 'bad input: START without END, wildcard START, too many pairs' '
+test_expect_success 'bad input: START without END, wildcard START, too many pairs, --usdt with a pair' '
 	test_expect_code 2 dbtap latency uprobe:$W:funcloop_work 2>e1 &&
 	test_grep "^error: START '"'uprobe:$W:funcloop_work'"' has no END" e1 &&
 	test_grep "^hint: give probes in pairs" e1 &&
 	test_expect_code 2 dbtap latency "uprobe:$W:funcloop_*" uretprobe:$W:funcloop_work 2>e2 &&
 	test_grep "matches 2 probes; START and END name one probe each" e2 &&
 	test_expect_code 2 dbtap latency 2>e3 && test_grep "^hint: " e3 &&
-	test_expect_code 2 dbtap latency -p $$ query extra 2>e4 && test_grep "after '"'query'"'" e4
+	test_expect_code 2 dbtap latency -p $$ query extra 2>e4 && test_grep "after '"'query'"'" e4 &&
+	test_expect_code 2 dbtap latency --usdt uprobe:$W:funcloop_work uretprobe:$W:funcloop_work 2>e6 &&
+	test_grep "^error: --usdt needs '"'latency query'"'" e6 && test_grep "^hint: " e6
 '
 
 test_expect_success 'set up a cluster' '
-	pg_start pg "autovacuum = off"
+	pg_start pg "autovacuum = off" "log_min_duration_statement = 0"
 '
 
-test_expect_success 'latency query: successful statements counted, literals hidden, errors leave no entry' '
+# stmttruth.py STATEMENTS: runs each line of STATEMENTS in one session and, after each,
+# reads that backend's pg_stat_activity row from a second session: state_change -
+# query_start in microseconds, the server's own measure of the statement just ended.
+cat >stmttruth.py <<\EOF
+import json, subprocess, sys
+
+def session():
+    return subprocess.Popen(["psql", "-XAtq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+def run(p, sql):
+    p.stdin.write(sql + "\n\\echo @@done\n")
+    p.stdin.flush()
+    out = []
+    for line in p.stdout:
+        if line.rstrip("\n") == "@@done":
+            return out
+        out.append(line.rstrip("\n"))
+    raise SystemExit("psql ended early")
+
+a, b = session(), session()
+pid = int(run(a, "select pg_backend_pid();")[0])
+rows = []
+for sql in (l.strip() for l in open(sys.argv[1])):
+    if not sql:
+        continue
+    run(a, sql)
+    r = run(b, "select (extract(epoch from state_change - query_start) * 1000000)::bigint, state"
+               " from pg_stat_activity where pid = %d;" % pid)[0].split("|")
+    rows.append({"sql": sql, "us": int(r[0]), "state": r[1]})
+a.stdin.close(); b.stdin.close(); a.wait(); b.wait()
+json.dump({"pid": pid, "rows": rows}, sys.stdout)
+EOF
+
+# quitfast.py SQL: one statement and the Terminate message sent in one write, so the
+# backend finds Terminate waiting and exits without waiting for its client again.
+cat >quitfast.py <<\EOF
+import os, socket, struct, sys
+
+s = socket.socket(socket.AF_UNIX)
+s.connect("%s/.s.PGSQL.%s" % (os.environ["PGHOST"], os.environ["PGPORT"]))
+params = b"user\0postgres\0database\0postgres\0\0"
+s.sendall(struct.pack("!ii", 8 + len(params), 196608) + params)
+buf = b""
+while b"Z\0\0\0\5" not in buf:       # ReadyForQuery: trust authentication went through
+    chunk = s.recv(4096)
+    if not chunk:
+        raise SystemExit("connection closed during start-up")
+    buf += chunk
+q = sys.argv[1].encode() + b"\0"
+s.sendall(b"Q" + struct.pack("!i", 4 + len(q)) + q + b"X" + struct.pack("!i", 4))
+while s.recv(4096):
+    pass
+EOF
+
+# The statements of the truth run: sleeps, a mixed set, a transaction block, an error.
+{ for i in 1 2 3; do echo "select pg_sleep(0.2);"; done &&
+  for i in 1 2 3; do echo "select count(*) from generate_series(1, 20000);"; done &&
+  echo "begin;" && echo "select 1;" && echo "select 3;" && echo "commit;" &&
+  echo "select 1/0;" && echo "select 2;"; } >truth.sql
+
+# Every latency query test runs both paths on the same statements at once: the default
+# (PgBackendStatus, on this server) into NAME.json and --usdt into NAME--usdt.json.
+USDT_PID=
+test_atexit '[ -n "$USDT_PID" ] && kill -KILL "$USDT_PID" 2>/dev/null'
+
+# both_start NAME ARGS...: dbtap ARGS twice, the second with --usdt, both attached.
+both_start() {
+	local name=$1
+	shift
+	trace_start "$name--usdt.json" "$@" --usdt || return 1
+	USDT_PID=$TRACE_PID
+	trace_start "$name.json" "$@"
+}
+
+# both_stop: Ctrl-C to both, their statuses.
+both_stop() {
+	local rc
+	kill -INT "$USDT_PID" && trace_stop
+	rc=$?
+	wait "$USDT_PID" || rc=$?
+	USDT_PID=
+	return $rc
+}
+
+# check_both NAME PYTHON: PYTHON (json_py's d and lines) on both files, with path set
+# ("" or "--usdt") and statements_from checked.
+check_both() {
+	local p
+	for p in "" --usdt; do
+		json_py "path = \"$p\"
+assert d[\"statements_from\"] == (\"usdt\" if path else \"pg_backend_status\"), d
+$2" <"$1$p.json" || return 1
+	done
+}
+
+test_expect_success "latency query, both paths: successful statements counted, literals hidden, errors leave no entry" '
 	{ echo "select pg_backend_pid();" &&
 	  for i in 1 2 3 4 5; do echo "select $i, '"'secret-$i'"';"; done &&
 	  for i in 1 2 3; do echo "select 1/0;"; done &&
 	  echo "select pg_sleep(0.3);" &&
 	  echo "select 42;"; } >q.sql &&
-	trace_start l3.json latency --pg="$PGDATA" -j query &&
+	both_start l3 latency --pg="$PGDATA" -j query &&
 	psql -XAt -f q.sql >q.out 2>q.err;
-	trace_stop &&
+	both_stop &&
 	test "$(grep -c "division by zero" q.err)" = 3 &&
 	pid=$(sed -n 1p q.out) &&
-	json_py "
+	check_both l3 "
 pid = $pid
 p = d[\"pairs\"][0]
 # 1 + 5 + sleep + 42 succeed; the 3 failing statements have no query__done
@@ -75,33 +173,38 @@ me = [x for x in d[\"processes\"] if x[\"pid\"] == pid]
 assert len(me) == 1 and me[0][\"count\"] == 8, d[\"processes\"]
 assert me[0][\"type\"] == \"client backend\" and me[0][\"database\"] == \"postgres\", me
 assert d[\"statements_count\"] == 4 and d[\"report\"] == \"summary\", d
-" <l3.json
+"
 '
 
-test_expect_success 'an errored statement does not pair with the next statement (no poisoning)' '
+test_expect_success "latency query, both paths: an errored statement does not pair with the next statement (no poisoning)" '
 	{ echo "select 1/0;" && echo "\\! sleep 0.4" && echo "select 7;"; } >p.sql &&
-	trace_start l4.json latency --pg="$PGDATA" -j query &&
+	both_start l4 latency --pg="$PGDATA" -j query &&
 	psql -XAt -f p.sql >p.out 2>p.err;
-	trace_stop &&
-	json_py "
+	both_stop &&
+	check_both l4 "
 p = d[\"pairs\"][0]
 assert p[\"count\"] == 1, p
 # select 7 pairs with its own start, not with the failed statement 0.4 s earlier
 assert p[\"max_us\"] < 400000, p
 assert d[\"statements\"][0][\"count\"] == 1, d
-" <l4.json
+"
 '
 
-test_expect_success 'a backend that ends on an error keeps one pending start, not one per error' '
-	trace_start l5.json latency --pg="$PGDATA" -j -i 0.2 query &&
+test_expect_success "latency query, both paths: a backend that ends on an error: nothing counted, what stays pending" '
+	both_start l5 latency --pg="$PGDATA" -j -i 0.2 query &&
 	for i in $(seq 1 20); do echo "select 1/0;"; done | psql -XAt -f - >/dev/null 2>&1;
-	trace_stop &&
-	json_py "assert d[\"pending\"] == 1 and d[\"pairs\"][0][\"count\"] == 0, d" <l5.json
+	both_stop &&
+	check_both l5 "
+p = d[\"pairs\"][0]
+assert p[\"count\"] == 0, d
+# --usdt: its last START, never ended; PgBackendStatus: nothing, the backend is gone
+assert d[\"pending\"] == (1 if path else 0), d
+"
 '
 
 # standard_conforming_strings off: 'secret\' is no string end; on: C:\tmp\ is one string.
 # (\047 is a quote: the SQL cannot sit inside the quoted test body as it is)
-test_expect_success 'standard_conforming_strings off: a backslash hides no literal from redaction' '
+test_expect_success "latency query, both paths: standard_conforming_strings off: a backslash hides no literal from redaction" '
 	printf "%s\n" "set standard_conforming_strings = off;" \
 		"select \047secret\\\\\047 password=hunter2 \047 as v;" \
 		"select \047C:\\\\\\\\tmp\\\\\\\\\047 as path, \047x\047 as y;" \
@@ -109,13 +212,13 @@ test_expect_success 'standard_conforming_strings off: a backslash hides no liter
 		"select \047C:\\\\tmp\\\\\047 as path2, \047pw=hunter3\047 as z;" >scs.fmt &&
 	printf "$(cat scs.fmt)\n" >scs.sql &&
 	cat scs.sql &&
-	trace_start l7.json latency --pg="$PGDATA" -j query &&
+	both_start l7 latency --pg="$PGDATA" -j query &&
 	psql -XAt -v ON_ERROR_STOP=1 -f scs.sql >scs.out 2>scs.err &&
-	trace_stop &&
+	both_stop &&
 	cat scs.out &&
 	test_grep "password=hunter2" scs.out &&
 	test_grep "^C:.tmp.|x$" scs.out &&
-	json_py "
+	check_both l7 "
 top = [t[\"query\"] for t in d[\"statements\"]]
 for q in top:
     for secret in (\"secret\", \"hunter\", \"tmp\", \"pw=\"):
@@ -123,47 +226,115 @@ for q in top:
 assert \"select \$1\" in top, top
 # the two sets and the three selects, each counted
 assert sum(t[\"count\"] for t in d[\"statements\"]) == 5, d[\"statements\"]
-" <l7.json
+"
 '
 
-test_expect_success '--raw-query shows the statement as sent' '
-	trace_start l6.json latency --pg="$PGDATA" -j --raw-query query &&
+test_expect_success "latency query, both paths: --raw-query shows the statement as sent" '
+	both_start l6 latency --pg="$PGDATA" -j --raw-query query &&
 	pg_sql "select '"'visible-literal'"'" >/dev/null &&
-	trace_stop &&
-	json_py "
+	both_stop &&
+	check_both l6 "
 top = [t[\"query\"] for t in d[\"statements\"]]
 assert \"select '"'visible-literal'"'\" in top, top
-" <l6.json
+"
 '
 
-test_expect_success '--top 1 --sort total|mean|count keeps the statement that leads by that key' '
+test_expect_success "latency query, both paths: --top 1 --sort total|mean|count keeps the statement that leads by that key" '
 	{ for i in $(seq 1 20); do echo "select $i;"; done &&
-	  echo "select pg_sleep(0.2);" &&
-	  for i in 1 2 3 4 5; do echo "select pg_sleep(0.05), $i;"; done; } >s.sql &&
+	  echo "select pg_sleep(0.1);" &&
+	  for i in 1 2 3 4 5; do echo "select pg_sleep(0.03), $i;"; done; } >s.sql &&
 	for k in total mean count; do
-		trace_start s-$k.json latency --pg="$PGDATA" -j query --top 1 --sort $k &&
+		both_start s-$k latency --pg="$PGDATA" -j query --top 1 --sort $k &&
 		psql -XAtq -f s.sql >/dev/null &&
-		trace_stop || return 1
+		both_stop || return 1
 	done &&
-	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1), \$2;\", 5)], d" <s-total.json &&
-	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1);\", 1)], d" <s-mean.json &&
-	json_py "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select \$1;\", 20)], d" <s-count.json &&
+	check_both s-total "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1), \$2;\", 5)], d" &&
+	check_both s-mean "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1);\", 1)], d" &&
+	check_both s-count "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select \$1;\", 20)], d" &&
 	test_expect_code 2 dbtap latency --pg="$PGDATA" query --sort slowest 2>e5 &&
 	test_grep "bad --sort '"'slowest'"'" e5 && test_grep "^hint: " e5
 '
 
-test_expect_success '--by database -i: every interval split, adding up to the statements psql sent' '
+test_expect_success "latency query, both paths: --by database -i: every interval split, adding up to the statements psql sent" '
 	pg_sql "create database d2" &&
-	trace_start b1.json latency --pg="$PGDATA" -j -i 0.1 --by database query &&
+	both_start b1 latency --pg="$PGDATA" -j -i 0.1 --by database query &&
 	psql -XAtq -d d2 -f s.sql >/dev/null &&
-	trace_stop &&
-	json_py "
+	both_stop &&
+	check_both b1 "
 iv = [l for l in lines if l[\"report\"] == \"interval\"]
 n = sum(x[\"count\"] for l in iv for x in l[\"databases\"] if x[\"database\"] == \"d2\")
 assert n == 26, n          # 20 + 1 + 5 statements, all in d2
 assert [x[\"count\"] for x in d[\"databases\"] if x[\"database\"] == \"d2\"] == [26], d
 assert sum(x[\"count\"] for x in d[\"processes\"] if x[\"database\"] == \"d2\") == 26, d
-" <b1.json
+"
+'
+
+test_expect_success "latency query, both paths: each statement counted once, its time against the server's own" '
+	both_start t latency --pg="$PGDATA" -j query --top 50 &&
+	python3 stmttruth.py truth.sql >truth.json &&
+	both_stop &&
+	cp "$TRASH/pg/server.log" log.txt &&
+	cat >check.py <<-\EOF &&
+	import json, re, sys
+	d = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+	truth = json.load(open(sys.argv[2]))
+	usdt = sys.argv[4] == "--usdt"
+	def norm(q):
+	    n = [0]
+	    def f(m):
+	        n[0] += 1
+	        return "$%d" % n[0]
+	    return re.sub(r"\b[0-9]+(\.[0-9]+)?\b", f, q)
+	# the server log: duration lines of the session, one per statement that succeeded
+	logged = {}
+	for l in open(sys.argv[3]):
+	    m = re.search(r"\[%d\] LOG:  duration: ([0-9.]+) ms  statement: (.*)$" % truth["pid"], l)
+	    if m:
+	        logged.setdefault(norm(m.group(2)), []).append(float(m.group(1)) * 1000)
+	stmts = {s["query"]: s for s in d["statements"]}
+	want = {}
+	for r in truth["rows"]:
+	    if r["sql"] != "select 1/0;":
+	        want.setdefault(norm(r["sql"]), []).append(r["us"])
+	assert set(want) <= set(logged), (want, logged)
+	for q, us in sorted(want.items()):
+	    s = stmts.get(q)
+	    print("%-48s count %d/%d  total %.0f us, pg_stat_activity %d, log %.0f" % (
+	        q, s["count"] if s else 0, len(us), s["total_us"] if s else 0, sum(us), sum(logged[q])))
+	    assert s and s["count"] == len(us) == len(logged[q]), (q, s, us, logged[q])
+	    if usdt:
+	        # query__start fires after query_start is taken, query__done before the
+	        # state changes (1 ms for the kernel clock against the server clock)
+	        assert s["total_us"] <= sum(us) + 1000, (q, s, us)
+	    else:
+	        # exactly the server measure: state_change - query_start, in microseconds
+	        assert abs(s["total_us"] - sum(us)) < 0.5 and s["max_us"] == max(us), (q, s, us)
+	        # and no shorter than what it logged (its end is taken before the state changes)
+	        assert s["total_us"] >= sum(logged[q]) - 0.5, (q, s, logged[q])
+	assert stmts["select pg_sleep($1);"]["total_us"] >= 3 * 200000, stmts
+	assert "select $1/$2;" not in stmts, stmts
+	EOF
+	python3 check.py t.json truth.json log.txt "" &&
+	python3 check.py t--usdt.json truth.json log.txt --usdt
+'
+
+test_expect_success "latency query, both paths: backends that exit right after their statement are counted" '
+	both_start x latency --pg="$PGDATA" -j query &&
+	for i in 1 2; do psql -XAtc "select pg_sleep(0.05) as exiting" >/dev/null || return 1; done &&
+	python3 quitfast.py "select pg_sleep(0.05) as exiting" &&
+	# the last backend may still be on its way out: wait for it to be gone
+	for i in $(seq 1 100); do
+		test "$(pg_sql "select count(*) from pg_stat_activity where backend_type = '"'client backend'"' and pid <> pg_backend_pid()")" = 0 && break
+		sleep 0.05
+	done &&
+	both_stop &&
+	check_both x "
+p = d[\"pairs\"][0]
+print(\"counted %d, %s at exit\" % (p[\"count\"], p.get(\"counted_at_exit\")))
+s = [t for t in d[\"statements\"] if t[\"query\"] == \"select pg_sleep(\$1) as exiting\"]
+assert len(s) == 1 and s[0][\"count\"] == 3, d[\"statements\"]
+assert s[0][\"total_us\"] >= 3 * 50000, s
+"
 '
 
 test_done

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap wait: the PgBackendStatus layout and BackendState values it reads equal offsetof() on the real server headers'
+test_description='dbtap wait and latency query: the PgBackendStatus layout and BackendState values they read equal offsetof() on the real server headers'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/pg.sh
 
@@ -30,6 +30,20 @@ test_expect_success "offsetof() and the BackendState values on the PostgreSQL $m
 		       offsetof(PgBackendStatus, st_activity_raw), (int)STATE_IDLE,
 		       (int)STATE_RUNNING, (int)STATE_IDLEINTRANSACTION, (int)STATE_FASTPATH,
 		       (int)STATE_IDLEINTRANSACTION_ABORTED, (int)STATE_DISABLED);
+		printf("statements: *MyBEEntry st_changecount +%zu, st_procpid +%zu,"
+		       " st_xact_start_timestamp +%zu, st_activity_start_timestamp +%zu,"
+		       " st_state_start_timestamp +%zu, st_state +%zu, st_activity_raw +%zu"
+		       " (layout table)\n",
+		       offsetof(PgBackendStatus, st_changecount),
+		       offsetof(PgBackendStatus, st_procpid),
+		       offsetof(PgBackendStatus, st_xact_start_timestamp),
+		       offsetof(PgBackendStatus, st_activity_start_timestamp),
+		       offsetof(PgBackendStatus, st_state_start_timestamp),
+		       offsetof(PgBackendStatus, st_state),
+		       offsetof(PgBackendStatus, st_activity_raw));
+		printf("head sizes %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_changecount),
+		       sizeof(MyBEEntry->st_procpid), sizeof(MyBEEntry->st_xact_start_timestamp),
+		       sizeof(MyBEEntry->st_state_start_timestamp));
 		printf("sizes %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_state),
 		       sizeof(MyBEEntry->st_activity_start_timestamp),
 		       sizeof(MyBEEntry->st_activity_raw), sizeof(debug_query_string));
@@ -40,7 +54,8 @@ test_expect_success "offsetof() and the BackendState values on the PostgreSQL $m
 	./layout >expected &&
 	cat expected &&
 	# the sizes the program reads
-	test "$(sed -n "s/^sizes //p" expected)" = "4 8 8 8"
+	test "$(sed -n "s/^sizes //p" expected)" = "4 8 8 8" &&
+	test "$(sed -n "s/^head sizes //p" expected)" = "4 4 8 8"
 '
 
 test_expect_success 'dbtap wait reads exactly those, on a running server' '
@@ -53,6 +68,19 @@ test_expect_success 'dbtap wait reads exactly those, on a running server' '
 		test_grep "statements from PgBackendStatus" w.err ;;
 	*)	# a version whose layout dbtap has not checked: the probes, and why
 		echo "statements and transactions: USDT probes (the PgBackendStatus layout of PostgreSQL $major is not checked)" >expected.row ;;
+	esac &&
+	test_cmp expected.row actual
+'
+
+test_expect_success 'dbtap latency query reads exactly those, or says why it takes the probes' '
+	dbtap latency -v --pg="$PGDATA" -d 0.1 -j query >l.json 2>l.err &&
+	sed -n "s/^dbtap: \(statements: .*\)/\1/p" l.err >actual &&
+	case $major in
+	15 | 16)
+		grep "^statements: " expected >expected.row &&
+		json_py "assert d[\"statements_from\"] == \"pg_backend_status\", d" <l.json ;;
+	*)	echo "statements: USDT probes (the PgBackendStatus layout of PostgreSQL $major is not checked)" >expected.row &&
+		json_py "assert d[\"statements_from\"] == \"usdt\", d" <l.json ;;
 	esac &&
 	test_cmp expected.row actual
 '
