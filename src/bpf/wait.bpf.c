@@ -73,6 +73,19 @@ struct {
 	__type(value, char[WAIT_TEXT_LEN]);
 } texts SEC(".maps");
 
+/*
+ * The keys known to be in texts, direct-mapped by their low bits: a statement seen
+ * before (most are) looks up one array word instead of the hash. texts never loses an
+ * entry, so a key found here is there; a slot holds one key at a time, the last one.
+ */
+#define WAIT_TEXTSEEN 4096
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WAIT_TEXTSEEN);
+	__type(key, __u32);
+	__type(value, __u64);
+} textseen SEC(".maps");
+
 /* --stacks: kernel and user stacks at switch-out; user space sets the size (1 without). */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -296,9 +309,9 @@ STMTHASH_DEFINE_WIDE(wait_text_hash_wide, WAIT_TEXT_LEN)
  */
 static __always_inline __u64 text_key(const char *src, bool or_empty, bool wide)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, idx;
 	char *text = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 key;
+	__u64 key, *seen;
 
 	if (!text)
 		return 0;
@@ -308,9 +321,16 @@ static __always_inline __u64 text_key(const char *src, bool or_empty, bool wide)
 		text[0] = '\0';
 	}
 	key = wide ? wait_text_hash_wide(text) : wait_text_hash(text, false);
-	if (!bpf_map_lookup_elem(&texts, &key) &&
-	    bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&texts, &key)) {
+	idx = key & (WAIT_TEXTSEEN - 1);
+	seen = bpf_map_lookup_elem(&textseen, &idx);
+	if (seen && *(volatile __u64 *)seen == key)
+		return key;
+	if (bpf_map_lookup_elem(&texts, &key) ||
+	    !bpf_map_update_elem(&texts, &key, text, BPF_NOEXIST) ||
+	    bpf_map_lookup_elem(&texts, &key)) {
+		if (seen)
+			*(volatile __u64 *)seen = key;
+	} else {
 		struct wait_drops *d = drops_get();
 		if (d)
 			d->texts_full++;
