@@ -53,6 +53,9 @@
 # --versus NAME: the other side of each pair is that command instead of no tracer, so
 # the ratio and the added ns per transaction are the command's over NAME's, measured
 # in the same pairs (e.g. --commands record-99 --versus profile-99).
+# --build LABEL=BINARY (repeatable): NAME@LABEL in --commands is command NAME run by
+# that build of dbtap, in the same rounds as the others (a change against the build
+# before it: --build base=/tmp/old/dbtap --commands wait,wait@base).
 # Ratios measured side by side, never absolute targets: machines differ.
 import argparse
 import ctypes
@@ -70,6 +73,15 @@ import threading
 import time
 
 DBTAP = os.environ.get("DBTAP", "dbtap")
+# --build: other builds of dbtap by label, for commands named NAME@LABEL
+BUILDS = {}
+
+
+def command_of(name):
+    """(argv of the command, its ready pattern) for NAME or NAME@LABEL."""
+    base, _, build = name.partition("@")
+    args, ready = COMMANDS[base]
+    return [BUILDS[build] if build else DBTAP] + args, ready
 
 # name -> (dbtap arguments after the command's own words, line on stderr once attached)
 COMMANDS = {
@@ -266,8 +278,8 @@ class Tracer:
 
     def __init__(self, name, pgdata, workdir):
         self.name = name
-        args, self.ready = COMMANDS[name]
-        self.argv = [DBTAP] + [x.replace("{workdir}", workdir) for x in args] + ["--pg", pgdata]
+        args, self.ready = command_of(name)
+        self.argv = [x.replace("{workdir}", workdir) for x in args] + ["--pg", pgdata]
         self.out = os.path.join(workdir, f"{name}.out")
         self.err = os.path.join(workdir, f"{name}.err")
         self.proc = None
@@ -603,7 +615,7 @@ def summarize(name, pairs, diag, costs, base=None):
     ratios = [t["tps"] / u["tps"] for u, t in pairs]
     added = [t["cpu_ns_per_tx"] - u["cpu_ns_per_tx"] for u, t in pairs]
     row = {
-        "command": name, "argv": " ".join(COMMANDS[name][0]), "pairs": len(pairs),
+        "command": name, "argv": " ".join(command_of(name)[0][1:]), "pairs": len(pairs),
         "tps_ratio": med(ratios), "tps_ratio_min": min(ratios), "tps_ratio_max": max(ratios),
         "untraced_tps": med([u["tps"] for u, _ in pairs]),
         "traced_tps": med([t["tps"] for _, t in pairs]),
@@ -636,7 +648,7 @@ def summarize(name, pairs, diag, costs, base=None):
         row["goal"] = "-"
         return row
     goals = []
-    g = RATIO_GOAL.get(name)
+    g = RATIO_GOAL.get(name.partition("@")[0])
     if g is not None:
         goals.append("met" if row["tps_ratio"] >= g else
                      "within spread" if row["tps_ratio_max"] >= g else "missed")
@@ -706,7 +718,15 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--workdir", default=".")
     ap.add_argument("--versus")
+    ap.add_argument("--build", action="append", default=[])
     a = ap.parse_args()
+    for b in a.build:
+        label, eq, binary = b.partition("=")
+        if not eq or not label or not os.access(binary, os.X_OK):
+            print(f"error: bad --build '{b}'\nhint: LABEL=BINARY, an executable dbtap",
+                  file=sys.stderr)
+            sys.exit(2)
+        BUILDS[label] = os.path.abspath(binary)
     names = [c for c in a.commands.split(",") if c]
     if a.versus in names:
         print(f"error: --versus {a.versus} is also in --commands\n"
@@ -714,7 +734,12 @@ def main():
               file=sys.stderr)
         sys.exit(2)
     for c in names + ([a.versus] if a.versus else []):
-        if c not in COMMANDS:
+        base, at, build = c.partition("@")
+        if at and build not in BUILDS:
+            print(f"error: '{c}' names no --build '{build}'\nhint: --build {build}=BINARY",
+                  file=sys.stderr)
+            sys.exit(2)
+        if base not in COMMANDS:
             print(f"error: unknown command '{c}'\nhint: one of {', '.join(COMMANDS)}",
                   file=sys.stderr)
             sys.exit(2)
