@@ -7,6 +7,7 @@
 
 #include "bpf/filter.bpf.h"
 #include "bpf/pgmark.h"
+#include "bpf/pgmarkhist.bpf.h"
 #include "bpf/dropstats.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -43,29 +44,12 @@ struct {
 
 DBTAP_STATS_MAP(PGMARK_ST_MAX)
 
-/*
- * loglinear_index() as a global function: its comparisons are branches the verifier
- * walked again on each path of on_mark() that reached them; global, it checks them once.
- */
-__noinline int pgmark_ll_index(__u64 v)
-{
-	return (int)loglinear_index(v);
-}
-
 static __always_inline void hist_put(__u32 which, __u64 d)
 {
 	struct pgmark_hist *h = bpf_map_lookup_elem(&hists, &which);
-	__u64 idx;
 
-	if (!h)
-		return;
-	h->count++;
-	h->sum_ns += d;
-	idx = (__u32)pgmark_ll_index(d);
-	/* one register for the test and the index, as the verifier needs to see it */
-	barrier_var(idx);
-	if (idx < LL_BUCKETS)
-		h->ll[idx]++;
+	if (h)
+		pgmark_hist_add(h, d);
 }
 
 /*

@@ -46,10 +46,17 @@ static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 
 	if (len < sizeof(*r) || r->kind == 0 || r->kind >= PGMARK_KINDS)
 		return false;
+	bool span = r->kind == PGMARK_TXN_SPAN || r->kind == PGMARK_STMT_SPAN;
+	if (span && (len < PGMARK_SPAN_REC_NOTEXT ||
+		     ((const struct pgmark_span_rec *)data)->t0_ns > r->time_ns))
+		return false;
 	text[0] = '\0';
+	/* what the server passed: bounded and terminated here, whatever the kernel copied */
 	if (r->kind == PGMARK_QUERY_START && len >= sizeof(struct pgmark_text_rec)) {
-		/* what the server passed: bounded and terminated here, whatever the kernel copied */
 		memcpy(text, ((const struct pgmark_text_rec *)data)->text, sizeof(text));
+		text[sizeof(text) - 1] = '\0';
+	} else if (r->kind == PGMARK_STMT_SPAN && len >= sizeof(struct pgmark_span_rec)) {
+		memcpy(text, ((const struct pgmark_span_rec *)data)->text, sizeof(text));
 		text[sizeof(text) - 1] = '\0';
 	}
 	if (fn)
@@ -87,26 +94,27 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 		bpf_map__set_max_entries(p->skel->maps.ring, 4096);
 	attach_progs_prepare(&(struct attach_progs){ .multi = p->skel->progs.mark_multi,
 						     .single = p->skel->progs.mark_uprobe });
-	bpf_program__set_autoload(p->skel->progs.query_start, o->statements);
+	/* the statements' start from the probe only where no switch-out reads them */
+	bpf_program__set_autoload(p->skel->progs.query_start, o->statements && !o->switch_marks);
 	if (bpf_loader_load(p->skel->skeleton, "pgmark", o->target))
 		goto fail;
 	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "pgmark"))
 		goto fail;
 	/* Ends before starts: a start alone would leave open spans with nothing to close them. */
-	struct { const char *name; enum pgmark_kind kind; bool stmt; } at[] = {
-		{ names->txn_commit, PGMARK_TXN_COMMIT, false },
-		{ names->txn_abort, PGMARK_TXN_ABORT, false },
-		{ names->txn_start, PGMARK_TXN_START, false },
-		{ names->query_done, PGMARK_QUERY_DONE, true },
-		{ names->query_start, PGMARK_QUERY_START, true },
-		{ names->ckpt_done, PGMARK_CKPT_DONE, false },
-		{ names->ckpt_start, PGMARK_CKPT_START, false },
+	struct { const char *name; enum pgmark_kind kind; bool stmt, xact; } at[] = {
+		{ names->txn_commit, PGMARK_TXN_COMMIT, false, true },
+		{ names->txn_abort, PGMARK_TXN_ABORT, false, true },
+		{ names->txn_start, PGMARK_TXN_START, false, true },
+		{ names->query_done, PGMARK_QUERY_DONE, true, true },
+		{ names->query_start, PGMARK_QUERY_START, true, true },
+		{ names->ckpt_done, PGMARK_CKPT_DONE, false, false },
+		{ names->ckpt_start, PGMARK_CKPT_START, false, false },
 	};
 	/* Every probe resolved first: the plan points into the list, which grows meanwhile. */
 	enum pgmark_kind kinds[sizeof(at) / sizeof(at[0])];
 	rc = 0;
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]) && !rc; i++)
-		if (!at[i].stmt || o->statements) {
+		if ((!at[i].stmt || o->statements) && !(at[i].xact && o->switch_marks)) {
 			kinds[p->probes.n] = at[i].kind;
 			rc = probespec_resolve_usdt(o->binary, names->provider, at[i].name, &p->probes);
 		}
@@ -175,4 +183,11 @@ int pgmark_probe_read(struct pgmark_probe *p, struct pgmark_totals *t)
 int pgmark_probe_nlinks(const struct pgmark_probe *p)
 {
 	return p->nsites;
+}
+
+void pgmark_probe_fds(const struct pgmark_probe *p, struct pgmark_fds *f)
+{
+	f->ring = bpf_map__fd(p->skel->maps.ring);
+	f->hists = bpf_map__fd(p->skel->maps.hists);
+	f->stats = bpf_map__fd(p->skel->maps.stats);
 }

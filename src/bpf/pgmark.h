@@ -20,6 +20,9 @@ enum pgmark_kind {
 	PGMARK_QUERY_DONE,
 	PGMARK_CKPT_START,
 	PGMARK_CKPT_DONE,
+	/* whole spans, read from PgBackendStatus at a switch-out (struct pgmark_span_rec) */
+	PGMARK_TXN_SPAN,
+	PGMARK_STMT_SPAN, /* with the statement's text */
 	PGMARK_KINDS,
 };
 
@@ -37,6 +40,23 @@ struct pgmark_text_rec {
 	char text[PGMARK_TEXT_LEN];
 };
 
+#define PGMARK_ABORTED 1u /* pgmark_span_rec.flags */
+
+/*
+ * A transaction or statement that ended, read whole from the backend's PgBackendStatus
+ * at its switch-out (bpf/pgmarksw.bpf.h): h.time_ns is its end, t0_ns its start; text[]
+ * follows only for PGMARK_STMT_SPAN.
+ */
+struct pgmark_span_rec {
+	struct pgmark_rec h;
+	__u64 t0_ns;
+	__u32 flags;
+	__u32 pad;
+	char text[PGMARK_TEXT_LEN];
+};
+
+#define PGMARK_SPAN_REC_NOTEXT (sizeof(struct pgmark_span_rec) - PGMARK_TEXT_LEN)
+
 /* Latencies of finished transactions or statements, one per CPU, cumulative. */
 struct pgmark_hist {
 	__u64 count;
@@ -49,8 +69,25 @@ enum pgmark_stat {
 	PGMARK_ST_COMMITS,
 	PGMARK_ST_ABORTS,
 	PGMARK_ST_RING_FULL, /* records dropped: the ring buffer was full */
+	PGMARK_ST_THREADS_FULL, /* backends not followed at their switches: the map was full */
 	PGMARK_ST_MAX,
 };
+
+/* What the switch-out reading (bpf/pgmarksw.bpf.h) keeps of a backend between switches. */
+#define PGMARK_MAX_THREADS 16384
+struct pgmark_thread {
+	__u64 be;       /* its PgBackendStatus row (MyBEEntry); 0 until the backend has one */
+	__u64 raw;      /* the row's st_activity_raw: the statement's text */
+	__s64 act_ts;   /* st_activity_start_timestamp of the last statement taken (or first seen) */
+	__s64 xact_ts;  /* st_xact_start_timestamp of the transaction open, 0 none */
+	__u32 flags;    /* PGMARK_TH_* */
+	__u32 pad;
+};
+
+#define PGMARK_TH_SEEN    1u /* seen once: what it showed then was the baseline */
+#define PGMARK_TH_UNTIMED 2u /* the open transaction began before it was first seen */
+#define PGMARK_TH_ABORTED 4u /* a subtransaction failed: ending now would be a rollback */
+#define PGMARK_TH_FAILED  8u /* in a failed transaction block: it ended at the failure */
 
 #endif
 
@@ -58,6 +95,7 @@ enum pgmark_stat {
 #ifndef DBTAP_BPF_PGMARK_USER_H
 #define DBTAP_BPF_PGMARK_USER_H
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "report/hist.h"
 #include "target/target.h"
@@ -68,6 +106,30 @@ struct pgmark_probe_opts {
 	int major;          /* PostgreSQL major version, 0 if unknown */
 	bool statements;    /* query__start/done markers (with text) */
 	bool records;       /* markers through the ring buffer; false: histograms only */
+	/*
+	 * Transactions and statements read from PgBackendStatus by the waits' program at
+	 * sched_switch (it writes into this object's maps): only the checkpoint probes here.
+	 */
+	bool switch_marks;
+};
+
+/* This object's maps, for the program at sched_switch that writes into them. */
+struct pgmark_fds {
+	int ring, hists, stats;
+};
+
+/*
+ * What the program at sched_switch needs to read the markers (bpf/pgmarksw.bpf.h):
+ * pgmark's maps, &MyBEEntry in the backends, the PgBackendStatus offsets (the change
+ * count and the three timestamps within its first 64 bytes) and the BackendState values.
+ */
+struct pgmark_switch_opts {
+	struct pgmark_fds fds;
+	uint64_t beentry_addr;
+	uint32_t changecount_off, xact_ts_off, activity_ts_off, state_ts_off, state_off,
+		 activity_off;
+	uint32_t st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted;
+	bool records, statements;
 };
 
 /* What the kernel counted since the start (summed over CPUs). */
@@ -87,6 +149,7 @@ int pgmark_probe_consume(struct pgmark_probe *p,
 			 void *arg);
 int pgmark_probe_read(struct pgmark_probe *p, struct pgmark_totals *t);
 int pgmark_probe_nlinks(const struct pgmark_probe *p);
+void pgmark_probe_fds(const struct pgmark_probe *p, struct pgmark_fds *f);
 void pgmark_probe_destroy(struct pgmark_probe *p);
 #endif
 #endif

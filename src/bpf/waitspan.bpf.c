@@ -1,4 +1,4 @@
-/* waitspan: each wait of a traced thread, from the switch-out that read its wait event to the switch-in that ends it, as a ring buffer record. */
+/* waitspan: each wait of a traced thread, from the switch-out that read its wait event to the switch-in that ends it, as a ring buffer record; and at the same switch-out, PostgreSQL's transactions and statements (pgmarksw.bpf.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -7,6 +7,7 @@
 #include "bpf/waitword.bpf.h"
 #include "bpf/waitspan.h"
 #include "bpf/dropstats.bpf.h"
+#include "bpf/pgmarksw.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -134,8 +135,12 @@ int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct tas
 
 	switch_ends_read(&s, prev, next, prev_state);
 	/* the clock is read only for a wait: most traced switches are of idle backends */
-	if (s.pt)
+	if (s.pt) {
+		/* a marker's end is anchored at this switch-out's clock: before the waits' work */
+		if (mk_be_ptr_addr)
+			marks_switch_out(s.id, s.dead);
 		switch_out(s.ptid, s.id >> 32, s.dead);
+	}
 	if (s.nt)
 		switch_in(s.ntid);
 	return 0;

@@ -46,6 +46,37 @@ static bool deliver(const void *data, size_t len, bpf_ring_fn fn, void *arg)
 	return true;
 }
 
+/* The markers' half: pgmark's maps shared, where the backends' rows are. */
+static int marks_prepare(struct waitspan_probe *p, const struct pgmark_switch_opts *m)
+{
+	struct waitspan__rodata *ro = p->skel->rodata;
+	int err;
+
+	if ((err = bpf_map__reuse_fd(p->skel->maps.marks, m->fds.ring)) ||
+	    (err = bpf_map__reuse_fd(p->skel->maps.mark_hists, m->fds.hists)) ||
+	    (err = bpf_map__reuse_fd(p->skel->maps.mark_stats, m->fds.stats))) {
+		errno = -err;
+		error_errno("cannot share the markers' maps with the program at sched_switch");
+		hint("this is a bug in dbtap: run with -v and report it");
+		return -1;
+	}
+	ro->mk_be_ptr_addr = m->beentry_addr;
+	ro->mk_changecount_off = m->changecount_off;
+	ro->mk_xact_ts_off = m->xact_ts_off;
+	ro->mk_act_ts_off = m->activity_ts_off;
+	ro->mk_state_ts_off = m->state_ts_off;
+	ro->mk_state_off = m->state_off;
+	ro->mk_raw_off = m->activity_off;
+	ro->mk_st_idle = m->st_idle;
+	ro->mk_st_running = m->st_running;
+	ro->mk_st_idle_xact = m->st_idle_xact;
+	ro->mk_st_fastpath = m->st_fastpath;
+	ro->mk_st_idle_xact_aborted = m->st_idle_xact_aborted;
+	ro->mk_records = m->records;
+	ro->mk_statements = m->statements;
+	return 0;
+}
+
 int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe_opts *o)
 {
 	struct waitspan_probe *p = calloc(1, sizeof(*p));
@@ -65,6 +96,10 @@ int waitspan_probe_open(struct waitspan_probe **out, const struct waitspan_probe
 	p->skel->rodata->idle_class = o->idle_class;
 	bpf_map__set_max_entries(p->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
 	bpf_map__set_max_entries(p->skel->maps.spanbits, (proc_pid_max() + 63) / 64);
+	if (o->marks && marks_prepare(p, o->marks) < 0)
+		goto fail;
+	if (!o->marks)
+		bpf_map__set_max_entries(p->skel->maps.mark_threads, 1);
 	if (bpf_loader_load(p->skel->skeleton, "waitspan", o->target))
 		goto fail;
 	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "waitspan"))

@@ -47,6 +47,7 @@ enum waitspan_stat {
 #define DBTAP_BPF_WAITSPAN_USER_H
 #include <stdint.h>
 
+#include "bpf/pgmark.h"
 #include "target/target.h"
 
 struct waitspan_probe_opts {
@@ -55,6 +56,8 @@ struct waitspan_probe_opts {
 	uint32_t field_off;  /* offset of the u32 behind that pointer */
 	uint32_t idle_event; /* Client:ClientRead, the wait for the next command: not a span */
 	uint32_t idle_class; /* the class byte of idle main loops (Activity): not spans; 0 none */
+	/* the transactions and statements read at the same switch-outs; NULL: not here */
+	const struct pgmark_switch_opts *marks;
 };
 
 struct waitspan_probe;

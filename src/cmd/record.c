@@ -34,7 +34,8 @@
 #define SNAPS 128        /* per-second figures kept: the "before" of a summary, at most */
 #define DROP_HISTORY 64  /* seconds of commits kept for tps-drop (the previous minute) */
 
-enum { OPT_KEEP = FRAME_KEY_LONG, OPT_MAXMEM, OPT_TRIGGER, OPT_POST, OPT_COOLDOWN, OPT_MAXCAP, OPT_ROTATE };
+enum { OPT_KEEP = FRAME_KEY_LONG, OPT_MAXMEM, OPT_TRIGGER, OPT_POST, OPT_COOLDOWN, OPT_MAXCAP, OPT_ROTATE,
+       OPT_USDT };
 
 static const struct frame_opt rec_opts[] = {
 	FRAME_OPTS_TARGET,
@@ -50,6 +51,9 @@ static const struct frame_opt rec_opts[] = {
 	{ "max-captures", OPT_MAXCAP, required_argument, "N/h", "at most N captures an hour (default 6/h)" },
 	{ "freq", 'F', required_argument, "HZ", "samples per second per CPU (default 99)" },
 	{ "output", 'o', required_argument, "DIR", "where captures go (made when missing)" },
+	{ "usdt", OPT_USDT, no_argument, NULL,
+	  "the transactions and statements from the USDT probes (a trap\n"
+	  "each) instead of the backends' PgBackendStatus (15 and 16 have it)" },
 	FRAME_OPT_DURATION,
 	{ "rotate", OPT_ROTATE, required_argument, "SECS",
 	  "empty the kernel's stack maps every SECS (default 600; tests)", FRAME_OPT_CMD, true },
@@ -66,7 +70,10 @@ static const struct frame_cmd rec_frame = {
 		"triggers on transaction and statement latency, tps and CPU as the kernel counted\n"
 		"them; when one holds (for its 'for' time), the window around it is written to a\n"
 		"capture directory in DIR: flame graph, folded stacks, timeline (SVG, Firefox\n"
-		"Profiler), summary.json and summary.txt. SIGUSR2 captures the last --keep now.\n",
+		"Profiler), summary.json and summary.txt. SIGUSR2 captures the last --keep now.\n"
+		"The transactions and statements are read from the backend's PgBackendStatus at\n"
+		"its switches where dbtap knows the layout (PostgreSQL 15, 16), from the USDT\n"
+		"probes otherwise (a trap at each).\n",
 	.examples =
 		"  dbtap record --pg --trigger 'p99>50ms for 3s' -o /var/lib/dbtap\n"
 		"  dbtap record --pg --keep 30s --trigger 'tps-drop>50%' --trigger 'cpu>80% for 5s' -o DIR\n"
@@ -112,6 +119,7 @@ struct rec_cmd {
 	size_t max_mem;
 	int max_per_hour;
 	long hz;
+	bool usdt;
 	const char *dir;
 	struct trig_state trig[MAX_TRIGGERS];
 	int ntrig;
@@ -179,6 +187,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return seconds_opt("--post", arg, 0, 600, &c->post_s);
 	case OPT_ROTATE:
 		return seconds_opt("--rotate", arg, 1, 86400, &c->rotate_s);
+	case OPT_USDT:
+		c->usdt = true;
+		return 0;
 	case OPT_COOLDOWN:
 		return seconds_opt("--cooldown", arg, 0, 86400, &c->cooldown_s);
 	case OPT_MAXMEM: {
@@ -541,6 +552,8 @@ static int write_summary(struct rec_cmd *c, const struct capture *cap, const str
 		json_double(&j, "value", cap->value);
 	}
 	json_str(&j, "target", target_describe(&c->t));
+	if (tl_src_marks_from(&c->src))
+		json_str(&j, "markers_from", tl_src_marks_from(&c->src));
 	json_double(&j, "start_realtime_s", c->src.start_realtime_s);
 	json_double(&j, "start_monotonic_s", c->start_ns / 1e9);
 	json_double(&j, "fired_s", rel_s(c, cap->fire_ns));
@@ -891,6 +904,8 @@ static void report(void *ctx, const struct frame_report *fr)
 		frame_json_begin(&j, fr);
 		json_int(&j, "triggers_fired", c->fired);
 		json_int(&j, "captures", c->captures);
+		if (tl_src_marks_from(&c->src))
+			json_str(&j, "markers_from", tl_src_marks_from(&c->src));
 		json_uint(&j, "samples", c->tl.samples_seen);
 		json_uint(&j, "markers", c->tl.marks_seen);
 		json_uint(&j, "waits", c->tl.waits_seen);
@@ -898,6 +913,7 @@ static void report(void *ctx, const struct frame_report *fr)
 		json_uint(&j, "ring_full", c->ring_lost);
 		json_uint(&j, "stack_map_full", c->stacks_lost);
 		json_uint(&j, "marks_ring_full", c->lost.marks_ring_full);
+		json_uint(&j, "marks_threads_full", c->lost.marks_threads_full);
 		json_uint(&j, "waits_ring_full", c->lost.waits_ring_full);
 		json_uint(&j, "waits_threads_full", c->lost.waits_threads_full);
 		json_uint(&j, "statement_texts", c->tl.texts_lost);
@@ -997,7 +1013,7 @@ int cmd_record(int argc, char **argv)
 		teardown(&c);
 		return EXIT_FAIL;
 	}
-	ret = tl_src_open(&c.src, &c.t, c.hz, true, &c.tl);
+	ret = tl_src_open(&c.src, &c.t, c.hz, true, c.usdt, &c.tl);
 	if (ret) {
 		teardown(&c);
 		return ret;

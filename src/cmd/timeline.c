@@ -18,6 +18,7 @@
 #include "pg/waitevent.h"
 #include "profile/engine.h"
 #include "profile/timeline.h"
+#include "target/mem.h"
 #include "util/error.h"
 #include "util/runloop.h"
 
@@ -25,7 +26,7 @@
 #define DEFAULT_TOP 20
 #define DEFAULT_MEM (256u << 20)
 
-enum { OPT_TOP = FRAME_KEY_LONG, OPT_TIMELINE, OPT_NO_STMTS, OPT_CELLS };
+enum { OPT_TOP = FRAME_KEY_LONG, OPT_TIMELINE, OPT_NO_STMTS, OPT_CELLS, OPT_USDT };
 
 static const struct frame_opt tl_opts[] = {
 	{ "timeline", OPT_TIMELINE, no_argument, NULL, "this view (the word that selects it)",
@@ -39,6 +40,9 @@ static const struct frame_opt tl_opts[] = {
 	  "time slices of the JSON rows (default 60)" },
 	{ "no-statements", OPT_NO_STMTS, no_argument, NULL,
 	  "--pg: transactions and checkpoints only, no statement markers" },
+	{ "usdt", OPT_USDT, no_argument, NULL,
+	  "the transactions and statements from the USDT probes (a trap\n"
+	  "each) instead of the backends' PgBackendStatus (15 and 16 have it)" },
 	{ "output", 'o', required_argument, "FILE",
 	  "FILE.svg: the timeline drawn; FILE.json.gz (or .json): the\n"
 	  "Firefox Profiler's format (profiler.firefox.com, Perfetto)" },
@@ -50,9 +54,11 @@ static const struct frame_cmd tl_frame = {
 	.name = "profile --timeline",
 	.about =
 		"Samples on-CPU stacks like dbtap profile, but keeps every sample with its time\n"
-		"and thread, and with --pg the transactions, statements and checkpoints of each\n"
-		"backend from the server's USDT probes. Shows one row per thread over time: a\n"
-		"cell's shade is the share of that slice the thread spent on CPU.\n",
+		"and thread, and with --pg the transactions, statements, checkpoints and waits of\n"
+		"each backend. Shows one row per thread over time: a cell's shade is the share of\n"
+		"that slice the thread spent on CPU. The transactions and statements are read\n"
+		"from the backend's PgBackendStatus at its switches where dbtap knows the layout\n"
+		"(PostgreSQL 15, 16), from the USDT probes otherwise (a trap at each).\n",
 	.examples =
 		"  dbtap profile --timeline --pg -d 10               text, the busiest backends\n"
 		"  dbtap profile --timeline --pg -d 10 -o tl.svg     drawn, hover for stacks\n"
@@ -63,7 +69,7 @@ static const struct frame_cmd tl_frame = {
 struct tl_cmd {
 	struct frame f;
 	struct target t;
-	bool all, no_stmts;
+	bool all, no_stmts, usdt;
 	long hz;
 	int top, cells;
 	const char *out;
@@ -106,42 +112,123 @@ static void on_open_wait(const struct waitspan_rec *r, void *arg)
 	timeline_add_open_wait(arg, r);
 }
 
-/* The cluster's waits: where its wait event word is, then the program at sched_switch. */
-static int open_waits(struct tl_src *s, struct target *t)
-{
-	struct pg_wait_word w;
-	struct waitspan_probe_opts o = { .target = t };
-
-	if (pg_wait_word_find(t->pg.major, t->pg.binary, t->pg.postmaster, &w) < 0)
-		return -1;
-	o.ptr_addr = w.ptr_addr;
-	o.field_off = w.field_off;
-	o.idle_event = pg_wait_event_lookup(t->pg.major, "Client", "ClientRead");
-	if (!o.idle_event)
-		o.idle_event = 0x06000000u; /* the first Client event in every version known */
-	o.idle_class = PG_WAIT_CLASS_ACTIVITY;
-	verbose("wait event: *%s + %u, at 0x%" PRIx64, w.loc.symbol, w.field_off, w.ptr_addr);
-	return waitspan_probe_open(&s->ws, &o) ? -1 : 0;
-}
-
 /* A cluster's own probes: its markers, then its waits. */
 struct pg_side {
 	struct tl_src *s;
 	struct target *t;
-	bool statements;
+	bool statements, usdt;
 	int ret;
 	char *msgs; /* what it said, held while it ran beside the engine */
 };
 
+/*
+ * Whether the transactions and statements can be read from the backends' PgBackendStatus
+ * at their switch-outs (pg/layout.c knows the row of 15 and 16), into m; why not in
+ * s->marks_why.
+ */
+static bool switch_marks_find(struct pg_side *p, struct pgmark_switch_opts *m)
+{
+	struct tl_src *s = p->s;
+	struct pg_bestatus b;
+	uint8_t track = 1;
+
+	if (p->usdt) {
+		snprintf(s->marks_why, sizeof(s->marks_why), "--usdt");
+		return false;
+	}
+	if (pg_bestatus_find(p->t->pg.major, p->t->pg.binary, p->t->pg.postmaster, &b) < 0) {
+		snprintf(s->marks_why, sizeof(s->marks_why), "%s", b.why);
+		return false;
+	}
+	const struct pg_bestatus_loc *l = &b.loc;
+	/* the change count and the three timestamps are read in one copy of the row's head */
+	if (l->changecount_off + 4 > 64 || l->xact_ts_off + 8 > 64 || l->activity_ts_off + 8 > 64 ||
+	    l->state_ts_off + 8 > 64 || (l->changecount_off | l->xact_ts_off | l->activity_ts_off |
+					 l->state_ts_off) % 4) {
+		snprintf(s->marks_why, sizeof(s->marks_why), "the PgBackendStatus fields of the"
+			 " binary's debug info are not within the row's first 64 bytes");
+		return false;
+	}
+	/* with track_activities off the rows say nothing: the server's setting, inherited */
+	if (mem_read(p->t->pg.postmaster, b.track_addr, &track, sizeof(track)) == 0 && !track) {
+		snprintf(s->marks_why, sizeof(s->marks_why), "track_activities is off");
+		return false;
+	}
+	*m = (struct pgmark_switch_opts){
+		.beentry_addr = b.beentry_addr,
+		.changecount_off = l->changecount_off,
+		.xact_ts_off = l->xact_ts_off,
+		.activity_ts_off = l->activity_ts_off,
+		.state_ts_off = l->state_ts_off,
+		.state_off = l->state_off,
+		.activity_off = l->activity_off,
+		.st_idle = l->st_idle,
+		.st_running = l->st_running,
+		.st_idle_xact = l->st_idle_xact,
+		.st_fastpath = l->st_fastpath,
+		.st_idle_xact_aborted = l->st_idle_xact_aborted,
+		.records = true,
+		.statements = p->statements,
+	};
+	return true;
+}
+
+/* The cluster's waits (and the markers read at the same switches, m not NULL). */
+static int open_waits(struct tl_src *s, struct target *t, const struct pg_wait_word *w,
+		      const struct pgmark_switch_opts *m)
+{
+	struct waitspan_probe_opts o = { .target = t, .marks = m };
+
+	o.ptr_addr = w->ptr_addr;
+	o.field_off = w->field_off;
+	o.idle_event = pg_wait_event_lookup(t->pg.major, "Client", "ClientRead");
+	if (!o.idle_event)
+		o.idle_event = 0x06000000u; /* the first Client event in every version known */
+	o.idle_class = PG_WAIT_CLASS_ACTIVITY;
+	verbose("wait event: *%s + %u, at 0x%" PRIx64, w->loc.symbol, w->field_off, w->ptr_addr);
+	return waitspan_probe_open(&s->ws, &o) ? -1 : 0;
+}
+
 static void pg_side_open(struct pg_side *p)
 {
+	struct tl_src *s = p->s;
 	struct pgmark_probe_opts po = { .target = p->t, .binary = p->t->pg.binary,
 					.major = p->t->pg.major, .statements = p->statements,
 					.records = true };
+	struct pgmark_switch_opts m;
+	struct pg_wait_word w;
+	bool waits = pg_wait_word_find(p->t->pg.major, p->t->pg.binary, p->t->pg.postmaster, &w) == 0;
 
-	p->ret = pgmark_probe_open(&p->s->pm, &po);
+	/* without the waits' program there is no switch-out to read the rows at */
+	if (!waits)
+		snprintf(s->marks_why, sizeof(s->marks_why), "no program at the switches");
+	po.switch_marks = waits && switch_marks_find(p, &m);
+	p->ret = pgmark_probe_open(&s->pm, &po);
+	if (p->ret)
+		return;
+	if (po.switch_marks) {
+		pgmark_probe_fds(s->pm, &m.fds);
+		if (open_waits(s, p->t, &w, &m) == 0) {
+			s->switch_marks = true;
+			verbose("transactions and statements: *MyBEEntry at 0x%" PRIx64 " read at the"
+				" switch-outs (st_xact_start_timestamp +%u, st_activity_start_timestamp"
+				" +%u, st_state_start_timestamp +%u, st_state +%u)", m.beentry_addr,
+				m.xact_ts_off, m.activity_ts_off, m.state_ts_off, m.state_off);
+			return;
+		}
+		/* the markers from the probes after all: only the waits failed */
+		snprintf(s->marks_why, sizeof(s->marks_why), "the program at the switches failed");
+		pgmark_probe_destroy(s->pm);
+		s->pm = NULL;
+		po.switch_marks = false;
+		p->ret = pgmark_probe_open(&s->pm, &po);
+		if (p->ret)
+			return;
+		waits = false;
+	}
+	verbose("transactions and statements: USDT probes (%s)", s->marks_why);
 	/* the samples and markers are worth having without the waits */
-	if (!p->ret && open_waits(p->s, p->t) < 0)
+	if (!waits || open_waits(s, p->t, &w, NULL) < 0)
 		warning("tracing %s without its wait spans", target_describe(p->t));
 }
 
@@ -162,9 +249,10 @@ static void *pg_side_thread(void *arg)
  * the wait for "tracing" where a CPU is free. What the cluster's side says is printed
  * after the engine's, and not at all after the engine failed, as one thread would.
  */
-int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, struct timeline *tl)
+int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, bool usdt,
+		struct timeline *tl)
 {
-	struct pg_side side = { .s = s, .t = t, .statements = statements };
+	struct pg_side side = { .s = s, .t = t, .statements = statements, .usdt = usdt };
 	pthread_t th;
 	bool beside = false;
 	int ret;
@@ -198,6 +286,11 @@ int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, st
 	return ret;
 }
 
+const char *tl_src_marks_from(const struct tl_src *s)
+{
+	return !s->pm ? NULL : s->switch_marks ? "PgBackendStatus" : "usdt";
+}
+
 void tl_src_started(struct tl_src *s, uint64_t start_ns)
 {
 	struct timespec rt;
@@ -229,8 +322,10 @@ void tl_src_lost(struct tl_src *s, struct tl_src_lost *l)
 	uint64_t ws[WAITSPAN_ST_MAX];
 
 	memset(l, 0, sizeof(*l));
-	if (s->pm && pt && pgmark_probe_read(s->pm, pt) == 0)
+	if (s->pm && pt && pgmark_probe_read(s->pm, pt) == 0) {
 		l->marks_ring_full = pt->stats[PGMARK_ST_RING_FULL];
+		l->marks_threads_full = pt->stats[PGMARK_ST_THREADS_FULL];
+	}
 	free(pt);
 	if (s->ws && waitspan_probe_stats(s->ws, ws) == 0) {
 		l->waits_ring_full = ws[WAITSPAN_ST_RING_FULL];
@@ -260,6 +355,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_NO_STMTS:
 		c->no_stmts = true;
+		return 0;
+	case OPT_USDT:
+		c->usdt = true;
 		return 0;
 	case 'F':
 		return tl_hz_opt(&c->hz, arg);
@@ -410,7 +508,8 @@ static void report(void *ctx, const struct frame_report *fr)
 		profile_counts_free(&pc);
 	}
 	tl_src_lost(&c->src, &sl);
-	mark_lost = sl.marks_ring_full + sl.waits_ring_full + sl.waits_threads_full;
+	mark_lost = sl.marks_ring_full + sl.marks_threads_full + sl.waits_ring_full +
+		    sl.waits_threads_full;
 	snprintf(sub, sizeof(sub), "%s, cpu-clock at %ld Hz, %.1f s", target_describe(&c->t), c->hz,
 		 fr->span_s);
 	struct tl_build b = {
@@ -437,6 +536,8 @@ static void report(void *ctx, const struct frame_report *fr)
 		frame_json_begin(&j, fr);
 		json_str(&j, "view", "timeline");
 		json_int(&j, "frequency_hz", c->hz);
+		if (tl_src_marks_from(&c->src))
+			json_str(&j, "markers_from", tl_src_marks_from(&c->src));
 		json_double(&j, "start_realtime_s", c->src.start_realtime_s);
 		json_double(&j, "start_monotonic_s", start_ns / 1e9);
 		json_uint(&j, "samples", m.samples);
@@ -444,6 +545,7 @@ static void report(void *ctx, const struct frame_report *fr)
 		json_uint(&j, "ring_full", ring_lost);
 		json_uint(&j, "kept_full", c->tl.samples.dropped);
 		json_uint(&j, "marks_ring_full", sl.marks_ring_full);
+		json_uint(&j, "marks_threads_full", sl.marks_threads_full);
 		json_uint(&j, "waits_ring_full", sl.waits_ring_full);
 		json_uint(&j, "waits_threads_full", sl.waits_threads_full);
 		json_uint(&j, "marks_kept_full", m.marks_lost);
@@ -513,7 +615,7 @@ int cmd_profile_timeline(int argc, char **argv)
 		target_free(&c.t);
 		return EXIT_FAIL;
 	}
-	ret = tl_src_open(&c.src, &c.t, c.hz, !c.no_stmts, &c.tl);
+	ret = tl_src_open(&c.src, &c.t, c.hz, !c.no_stmts, c.usdt, &c.tl);
 	if (ret) {
 		teardown(&c);
 		return ret;
@@ -521,8 +623,10 @@ int cmd_profile_timeline(int argc, char **argv)
 	c.f.target = c.t.kind == TARGET_NONE ? NULL : &c.t;
 	frame_start(&c.f);
 	tl_src_started(&c.src, c.f.rl.start_ns);
-	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s%s; Ctrl-C to stop\n",
-		target_describe(&c.t), c.hz, c.src.pm ? ", transactions, statements, checkpoints" : "",
+	fprintf(stderr, "tracing %s: cpu-clock at %ld Hz, every sample with its time%s%s%s;"
+		" Ctrl-C to stop\n", target_describe(&c.t), c.hz,
+		c.src.pm ? ", transactions, statements, checkpoints" : "",
+		!c.src.pm ? "" : c.src.switch_marks ? " (PgBackendStatus)" : " (USDT)",
 		c.src.ws ? ", waits" : "");
 	/* read while it samples, not before "tracing": the report names them (a recorder
 	 * reads them at its first capture) */

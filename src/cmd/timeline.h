@@ -25,11 +25,17 @@ struct tl_src {
 	struct waitspan_probe *ws;
 	uint64_t start_ns;       /* the run's time 0, CLOCK_MONOTONIC */
 	double start_realtime_s; /* the same instant, wall clock */
+	/*
+	 * Transactions and statements read from the backends' PgBackendStatus at their
+	 * switch-outs, by the waits' program; false: from the USDT probes, and why.
+	 */
+	bool switch_marks;
+	char marks_why[160];
 };
 
 /* What the kernel dropped before the timeline saw it, summed over CPUs. */
 struct tl_src_lost {
-	uint64_t marks_ring_full, waits_ring_full, waits_threads_full;
+	uint64_t marks_ring_full, marks_threads_full, waits_ring_full, waits_threads_full;
 };
 
 /* -F HZ for both commands: 0, or -1 with the error and a hint printed. */
@@ -37,9 +43,14 @@ int tl_hz_opt(long *hz, const char *arg);
 /*
  * Opens and attaches everything on t; tl names the waits of the cluster's version.
  * A cluster whose wait event cannot be found is traced without waits (a warning).
+ * The transactions and statements are read at the switch-outs where the server's
+ * PgBackendStatus layout is known, unless usdt (the probes, a trap each).
  * 0, or an exit status with the error printed; nothing stays attached then.
  */
-int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, struct timeline *tl);
+int tl_src_open(struct tl_src *s, struct target *t, long hz, bool statements, bool usdt,
+		struct timeline *tl);
+/* Where the markers come from: "PgBackendStatus", "usdt", or NULL (no cluster). */
+const char *tl_src_marks_from(const struct tl_src *s);
 /* The run started at start_ns (the frame's clock): the wall clock of that instant. */
 void tl_src_started(struct tl_src *s, uint64_t start_ns);
 /* Everything the kernel handed over since the last call, into tl. */

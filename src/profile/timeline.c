@@ -196,6 +196,16 @@ void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const ch
 	struct tl_open *o;
 
 	tl->marks_seen++;
+	if (r->kind == PGMARK_TXN_SPAN || r->kind == PGMARK_STMT_SPAN) {
+		/* whole already (read at a switch-out): no start to hold, no open slot taken */
+		const struct pgmark_span_rec *sr = (const struct pgmark_span_rec *)r;
+		struct tl_open who = { .pid = r->pid, .tid = r->tid };
+		bool stmt = r->kind == PGMARK_STMT_SPAN;
+		span_push(tl, stmt ? TL_STMT : TL_TXN, &who, sr->t0_ns, r->time_ns,
+			  sr->flags & PGMARK_ABORTED ? TL_ABORTED : 0,
+			  stmt ? text_intern(tl, text) : UINT32_MAX);
+		return;
+	}
 	switch (r->kind) {
 	case PGMARK_TXN_START:
 		o = open_of(tl, r->pid, r->tid, true);

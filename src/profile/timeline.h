@@ -84,7 +84,10 @@ struct timeline {
 int timeline_init(struct timeline *tl, size_t max_bytes, double sample_share);
 void timeline_free(struct timeline *tl);
 void timeline_add_sample(struct timeline *tl, const struct profile_rec *r);
-/* A pgmark record: starts are held per thread, ends make spans. */
+/*
+ * A pgmark record: starts are held per thread, ends make spans; a PGMARK_TXN_SPAN or
+ * PGMARK_STMT_SPAN record (a struct pgmark_span_rec) is a whole span.
+ */
 void timeline_add_mark(struct timeline *tl, const struct pgmark_rec *r, const char *text);
 /*
  * A wait span (bpf/waitspan.h). One that continues the thread's wait before it (the

@@ -8,9 +8,11 @@ test_description='dbtap profile --timeline --pg: transactions, statements, check
 pg_start || test_bail "cannot start a test cluster"
 
 # Each transaction records its own clock (clock_timestamp(), the server's wall clock)
-# just after it began and just before it ends.
+# just after it began and just before it ends; the server logs each statement's
+# duration as it measured it.
 txn_script() {
 	local i
+	echo "SET log_min_duration_statement = 0;"
 	for i in $(seq 1 $1); do
 		echo "BEGIN;"
 		echo "SELECT 'rec', pg_backend_pid(), extract(epoch from clock_timestamp());"
@@ -24,13 +26,45 @@ txn_script() {
 	echo "SELECT 'ckpt', extract(epoch from clock_timestamp());"
 }
 
-test_expect_success 'N transactions of one backend: N spans, at the times it recorded; statements with their text; the checkpoint' '
-	trace_start tl.json profile --timeline --pg "$PGDATA" -j &&
+# Both ways of taking the markers side by side, over the same statements: read from
+# PgBackendStatus at the switch-outs (the default on 15 and 16) and from the probes.
+# tl_both OUT ARGS...: OUT.json and OUT-usdt.json; tl_both_stop ends both.
+tl_both() {
+	local out=$1
+	shift
+	trace_start "$out-usdt.json" profile --timeline --pg "$PGDATA" -j --usdt "$@" &&
+	USDT_PID=$TRACE_PID &&
+	trace_start "$out.json" profile --timeline --pg "$PGDATA" -j "$@"
+}
+tl_both_stop() {
+	local rc
+	trace_stop || return 1
+	kill -INT "$USDT_PID" && wait "$USDT_PID"
+	rc=$?
+	USDT_PID=
+	return $rc
+}
+USDT_PID=
+test_atexit '[ -n "$USDT_PID" ] && kill -KILL "$USDT_PID" 2>/dev/null'
+
+# the path each file says it took, as it is meant to on this server
+marks_path_py='
+import json
+def check_path(d, usdt):
+    assert d["markers_from"] == ("usdt" if usdt else "PgBackendStatus"), d["markers_from"]
+'
+
+test_expect_success 'N transactions of one backend: N spans, at the times it recorded; statements with their text, as long as the server logged them; the checkpoint; both ways' '
+	tl_both tl &&
 	bpf_objs_of $TRACE_PID >objs &&
+	bpf_objs_of $USDT_PID >uobjs &&
 	txn_script 5 | psql -XAtq -v ON_ERROR_STOP=1 -F " " -f - >rec.out &&
-	trace_stop &&
-	bpf_objs_gone objs &&
-	json_py "
+	tl_both_stop &&
+	bpf_objs_gone objs && bpf_objs_gone uobjs &&
+	for f in tl tl-usdt; do
+	json_py "$marks_path_py
+import re
+check_path(d, \"$f\" == \"tl-usdt\")
 rec = [l.split() for l in open(\"rec.out\") if l.startswith(\"rec \")]
 ck = [float(l.split()[1]) for l in open(\"rec.out\") if l.startswith(\"ckpt \")]
 pid = int(rec[0][1])
@@ -44,7 +78,7 @@ spans = rows[0][\"spans\"]
 txns = [s for s in spans if s[\"kind\"] == \"transaction\"]
 # each recorded transaction lies in exactly one span, which begins just before its first
 # record and ends just after its last; the other spans are the implicit transactions of
-# the statements between them and of the start of the backend
+# the statements between them (and with the probes, of the start of the backend)
 eps = 0.01
 used = set()
 for r0, r1 in want:
@@ -57,27 +91,37 @@ for r0, r1 in want:
 assert len(used) == 5
 sleeps = [s for s in spans if s[\"kind\"] == \"statement\" and s[\"query\"] == \"SELECT pg_sleep(\$1);\"]
 assert len(sleeps) == 10, [s[\"query\"] for s in spans if s[\"kind\"] == \"statement\"]
+# as long as the server measured them (its log: statement start to just before it ends)
+logged = [float(m.group(1)) / 1e3 for m in re.finditer(r\"\\[%d\\] LOG:  duration: ([0-9.]+) ms  statement: SELECT pg_sleep\" % pid, open(\"$PGDATA/../server.log\").read())]
+assert len(logged) == 10, logged
+for s, l in zip(sleeps, logged):
+    assert abs((s[\"end_s\"] - s[\"start_s\"]) - l) < eps, (s, l)
 cps = [s for t in d[\"threads\"] for s in t[\"spans\"] if s[\"kind\"] == \"checkpoint\"]
 assert len(cps) == 1, cps
 c0, c1 = base + cps[0][\"start_s\"], base + cps[0][\"end_s\"]
 assert ck[0] - eps <= c0 <= c1 <= ck[1] + eps, (ck, c0, c1)
 assert [t[\"type\"] for t in d[\"threads\"] if cps[0] in t[\"spans\"]] == [\"checkpointer\"]
-assert d[\"lost\"][\"marks_ring_full\"] == 0
-" <tl.json
+assert d[\"lost\"][\"marks_ring_full\"] == 0 and d[\"lost\"][\"marks_threads_full\"] == 0
+" <$f.json || return 1
+	done
 '
 
-test_expect_success 'an aborted transaction is a span marked aborted' '
-	trace_start tl2.json profile --timeline --pg "$PGDATA" -j --no-statements &&
+test_expect_success 'an aborted transaction is a span marked aborted, both ways' '
+	tl_both tl2 --no-statements &&
 	psql -XAtq -c "BEGIN" -c "SELECT pg_backend_pid()" -c "SELECT 1/0" -c "ROLLBACK" >pid2.out 2>/dev/null;
-	trace_stop &&
-	json_py "
+	tl_both_stop &&
+	for f in tl2 tl2-usdt; do
+	json_py "$marks_path_py
+check_path(d, \"$f\" == \"tl2-usdt\")
 pid = int(open(\"pid2.out\").read().split()[0])
 rows = [t for t in d[\"threads\"] if t[\"pid\"] == pid]
 txns = [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"transaction\"]
-# the start of the backend runs a transaction of its own; then the one that failed
+# with the probes the start of the backend runs a transaction of its own; then the one
+# that failed
 assert [s[\"aborted\"] for s in txns][-1:] == [True] and sum(s[\"aborted\"] for s in txns) == 1, txns
 assert not [s for s in rows[0][\"spans\"] if s[\"kind\"] == \"statement\"]
-" <tl2.json
+" <$f.json || return 1
+	done
 '
 
 # N sleeps of one backend, each between two readings of the server's own clock.

@@ -75,6 +75,9 @@ assert s[\"window\"][\"start_s\"] <= o <= s[\"window\"][\"end_s\"], (o, s[\"wind
 assert s[\"onset_s\"] >= o - 1.5, (s[\"onset_s\"], o)
 assert s[\"trigger\"] == \"cpu>%s%% for 2s\" % pct and s[\"value\"] > float(pct), s
 assert s[\"during\"][\"cpu_pct\"] > s[\"before\"][\"cpu_pct\"], s
+# the markers read at the switch-outs (15, 16), the transactions of pgbench among them
+assert s[\"markers_from\"] == d[\"markers_from\"] == \"PgBackendStatus\", s
+assert s[\"before\"][\"transactions\"] > 0 and s[\"before\"][\"statements\"] > 0, s
 # the second slowdown fired inside the cooldown, and made no capture
 fired = [l for l in lines if l[\"report\"] == \"trigger\" and l.get(\"why_not\") == \"cooldown\"]
 assert fired and all(l[\"time_s\"] > c[\"time_s\"] for l in fired), fired
@@ -86,7 +89,7 @@ print(\"peak rss kB\", rss, \"onset\", o, s[\"window\"])
 " <rec.json
 '
 
-test_expect_success 'the steady capture holds the two sleeps of a backend: Timeout:PgSleep waits at the times it recorded' '
+test_expect_success 'the steady capture holds the two sleeps of a backend: Timeout:PgSleep waits and their statements at the times it recorded' '
 	sig=$(ls -d caps/*-signal) &&
 	python3 - $sig <<-\PY
 	import gzip, json, sys
@@ -106,7 +109,13 @@ test_expect_success 'the steady capture holds the two sleeps of a backend: Timeo
 	for (r0, r1), (a, b) in zip(want, got):
 	    assert r0 - eps <= a < b <= r1 + eps, (r0, a, b, r1)
 	    assert 0.3 - eps <= b - a <= (r1 - r0) + eps, (b - a, r1 - r0)
-	print(want, got)
+	# each statement around its two clock readings, hardly longer than they are apart
+	st = [(s["start_realtime_s"] + m[1] / 1000, s["start_realtime_s"] + m[2] / 1000) for m in
+	      th[0]["markers"]["data"] if m[5]["type"] == "statement" and "pg_sleep" in m[5]["query"]]
+	assert len(st) == 2, [m[5] for m in th[0]["markers"]["data"]]
+	for (r0, r1), (a, b) in zip(want, st):
+	    assert a <= r0 + eps and r1 - eps <= b and b - a <= (r1 - r0) + eps, (a, r0, r1, b)
+	print(want, got, st)
 	PY
 '
 
@@ -146,10 +155,12 @@ sema_values() {
 	done | tr "\n" " "
 }
 
+# Reading the markers at the switch-outs, the recorder keeps only the checkpoint probes;
+# with --usdt all of them.
 test_expect_success 'kill -9 while a capture waits for its --post: no probe left, the capture only named partial' '
 	test "$(sema_values)" = "0 0 0 " &&
 	trace_start rec2.json record --pg "$PGDATA" --keep 5s --post 30s --trigger "cpu>=0%" -o caps2 -j &&
-	test "$(sema_values)" = "1 1 1 " &&
+	test "$(sema_values)" = "0 0 1 " &&
 	bpf_objs_of $TRACE_PID >objs2 &&
 	wait_line rec2.json "d[\"report\"] == \"trigger\" and d[\"captured\"]" &&
 	kill -KILL $TRACE_PID && wait $TRACE_PID; TRACE_PID= &&
@@ -158,8 +169,11 @@ test_expect_success 'kill -9 while a capture waits for its --post: no probe left
 	ls -a caps2 >left &&
 	test_grep "^\..*\.partial$" left &&
 	! grep -v "^\.\|partial" left &&
-	trace_start rec3.json record --pg "$PGDATA" -o caps2 -d 1 &&
-	trace_wait &&
+	trace_start rec3.json record --pg "$PGDATA" --usdt -o caps2 -j &&
+	test "$(sema_values)" = "1 1 1 " &&
+	trace_stop &&
+	test "$(sema_values)" = "0 0 0 " &&
+	json_py "assert d[\"markers_from\"] == \"usdt\", d" <rec3.json &&
 	test_grep "removing .*partial" rec3.json.err &&
 	! ls -a caps2 | grep partial
 '

@@ -10,25 +10,38 @@ pgbench -i -q -s 1 >init.log 2>&1 || test_bail "pgbench -i failed"
 
 # pgbench is stopped (SIGSTOP) at a time the test notes: from then on no transaction of
 # its clients ends, so the cluster's tps falls to what its background processes run.
-test_expect_success 'the load stops: tps-drop>50% and tps<10 fire after it, with the figures of the stop' '
+# Two recorders side by side: the markers read at the switch-outs (the default on 15 and
+# 16) and from the probes (--usdt); each must fire as the other.
+USDT_PID=
+test_atexit '[ -n "$USDT_PID" ] && kill -KILL "$USDT_PID" 2>/dev/null'
+test_expect_success 'the load stops: tps-drop>50% and tps<10 fire after it, with the figures of the stop; both ways' '
 	pgbench -n -c 2 -j 1 -R 100 -T 60 >bench.log 2>&1 &
 	bench=$! &&
 	test_when_finished "kill -CONT $bench; kill $bench 2>/dev/null" &&
+	trace_start rec-usdt.json record --pg "$PGDATA" --usdt --keep 5s --post 1s --cooldown 0 \
+		--max-captures 1/h --trigger "tps-drop>50% for 2s" --trigger "tps<10 for 2s" \
+		-o caps-usdt -j &&
+	USDT_PID=$TRACE_PID &&
 	trace_start rec.json record --pg "$PGDATA" --keep 5s --post 1s --cooldown 0 --max-captures 1/h \
 		--trigger "tps-drop>50% for 2s" --trigger "tps<10 for 2s" -o caps -j &&
 	sleep 13 &&
 	stop=$(date +%s.%N) &&
 	kill -STOP $bench &&
-	wait_line rec.json "d[\"report\"] == \"trigger\" and d[\"metric\"] == \"tps\"" 20 &&
-	wait_line rec.json "d[\"report\"] == \"trigger\" and d[\"metric\"] == \"tps-drop\"" 20 &&
-	wait_line rec.json "d[\"report\"] == \"capture\"" 20 &&
+	for f in rec.json rec-usdt.json; do
+		wait_line $f "d[\"report\"] == \"trigger\" and d[\"metric\"] == \"tps\"" 20 &&
+		wait_line $f "d[\"report\"] == \"trigger\" and d[\"metric\"] == \"tps-drop\"" 20 &&
+		wait_line $f "d[\"report\"] == \"capture\"" 20 || return 1
+	done &&
 	kill -CONT $bench &&
 	trace_stop &&
+	kill -INT $USDT_PID && wait $USDT_PID && USDT_PID= &&
 	echo "$stop" >stop &&
+	for f in rec rec-usdt; do
 	json_py "
 import json
-lines = [json.loads(l) for l in open(\"rec.json\")]
+lines = [json.loads(l) for l in open(\"$f.json\")]
 s = json.load(open([l for l in lines if l[\"report\"] == \"capture\"][0][\"path\"] + \"/summary.json\"))
+assert s[\"markers_from\"] == d[\"markers_from\"] == (\"usdt\" if \"$f\" == \"rec-usdt\" else \"PgBackendStatus\"), s
 stop = float(open(\"stop\").read()) - s[\"start_realtime_s\"]
 trig = [l for l in lines if l[\"report\"] == \"trigger\"]
 by = {t[\"metric\"]: t for t in trig}
@@ -40,7 +53,8 @@ assert sorted(t[\"captured\"] for t in trig) == [False, True], trig
 no = [t for t in trig if not t[\"captured\"]][0]
 assert no[\"why_not\"] in (\"a capture is in progress\", \"max-captures\"), no
 assert s[\"before\"][\"tps\"] > 50, s[\"before\"]
-" <rec.json
+" <$f.json || return 1
+	done
 '
 
 # The unit in docs/record.md, as written there, and its command line as systemd splits it.

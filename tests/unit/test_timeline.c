@@ -1,4 +1,4 @@
-/* Unit tests for profile/timeline.c: wait spans kept in their ring, resumed waits joined. */
+/* Unit tests for profile/timeline.c: wait spans kept in their ring, resumed waits joined; whole marker spans. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +24,52 @@ static void add(struct timeline *tl, uint32_t tid, uint32_t ev, uint64_t t0, uin
 	struct waitspan_rec r = { .pid = 100, .tid = tid, .event = ev, .flags = flags, .t0_ns = t0,
 				  .t1_ns = t1 };
 	timeline_add_wait(tl, &r);
+}
+
+static const struct tl_span *span_at(const struct timeline *tl, enum tl_mark_kind k, size_t i)
+{
+	const struct tl_ring *r = &tl->spans[k];
+
+	assert_true(i < r->n);
+	return (const struct tl_span *)(r->v + ((r->head + i) % r->cap) * r->esz);
+}
+
+/*
+ * Spans read whole at a switch-out: kept as they come, a thread's transaction in
+ * progress from the probes untouched by them, the text normalized.
+ */
+static void test_whole_spans(void **state)
+{
+	struct timeline tl;
+	struct pgmark_span_rec st = { .h = { .kind = PGMARK_STMT_SPAN, .pid = 100, .tid = 7,
+					     .time_ns = 5000 }, .t0_ns = 3000 };
+	struct pgmark_span_rec tx = { .h = { .kind = PGMARK_TXN_SPAN, .pid = 100, .tid = 7,
+					     .time_ns = 5000 }, .t0_ns = 2000,
+				      .flags = PGMARK_ABORTED };
+	struct pgmark_rec start = { .kind = PGMARK_TXN_START, .pid = 100, .tid = 9, .time_ns = 1000 };
+	struct pgmark_rec commit = { .kind = PGMARK_TXN_COMMIT, .pid = 100, .tid = 9, .time_ns = 6000 };
+
+	(void)state;
+	assert_int_equal(timeline_init(&tl, 1 << 20, 0.25), 0);
+	timeline_add_mark(&tl, &start, "");
+	timeline_add_mark(&tl, &st.h, "SELECT 42");
+	timeline_add_mark(&tl, &tx.h, "");
+	timeline_add_mark(&tl, &commit, "");
+	assert_int_equal(tl.spans[TL_STMT].n, 1);
+	assert_int_equal(span_at(&tl, TL_STMT, 0)->t0_ns, 3000);
+	assert_int_equal(span_at(&tl, TL_STMT, 0)->t1_ns, 5000);
+	assert_int_equal(span_at(&tl, TL_STMT, 0)->flags, 0);
+	assert_string_equal(tl.texts + (size_t)span_at(&tl, TL_STMT, 0)->text * (TL_TEXT_LEN + 1),
+			    "SELECT $1");
+	assert_int_equal(tl.spans[TL_TXN].n, 2);
+	assert_int_equal(span_at(&tl, TL_TXN, 0)->t0_ns, 2000);
+	assert_int_equal(span_at(&tl, TL_TXN, 0)->tid, 7);
+	assert_int_equal(span_at(&tl, TL_TXN, 0)->flags, TL_ABORTED);
+	/* the other thread's transaction from its probes, held while the spans came */
+	assert_int_equal(span_at(&tl, TL_TXN, 1)->t0_ns, 1000);
+	assert_int_equal(span_at(&tl, TL_TXN, 1)->t1_ns, 6000);
+	assert_int_equal(tl.marks_seen, 4);
+	timeline_free(&tl);
 }
 
 static void test_wait_resumed_joins(void **state)
@@ -108,6 +154,7 @@ static void test_wait_unknown_event(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_whole_spans),
 		cmocka_unit_test(test_wait_resumed_joins),
 		cmocka_unit_test(test_wait_ring_full),
 		cmocka_unit_test(test_wait_unknown_event),

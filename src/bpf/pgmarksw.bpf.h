@@ -1,0 +1,246 @@
+/* pgmarksw: PostgreSQL's transactions and statements read from a backend's own PgBackendStatus at its switch-out, with no trap: spans into pgmark's ring, latencies and counts into its maps. */
+#ifndef DBTAP_BPF_PGMARKSW_BPF_H
+#define DBTAP_BPF_PGMARKSW_BPF_H
+
+#include "bpf/pgmark.h"
+#include "bpf/pgmarkhist.bpf.h"
+
+/*
+ * Set by user space from pg/layout.c; mk_be_ptr_addr 0: none of this runs (the markers
+ * come from pgmark's probes). &MyBEEntry, the offsets of the row's fields (the change
+ * count and the three timestamps inside its first PGMARK_ROW_HEAD bytes, read at once),
+ * and the BackendState values.
+ */
+#define PGMARK_ROW_HEAD 64
+const volatile __u64 mk_be_ptr_addr = 0;
+const volatile __u32 mk_changecount_off = 0, mk_xact_ts_off = 0, mk_act_ts_off = 0,
+		     mk_state_ts_off = 0, mk_state_off = 0, mk_raw_off = 0;
+const volatile __u32 mk_st_idle = 0, mk_st_running = 0, mk_st_idle_xact = 0,
+		     mk_st_fastpath = 0, mk_st_idle_xact_aborted = 0;
+/* spans through the ring (the timeline's), and statement spans among them */
+const volatile __u32 mk_records = 1, mk_statements = 1;
+
+/*
+ * pgmark's own maps, shared by file descriptor (pgmark_probe_fds()): the sizes here are
+ * placeholders, the kernel's are those of pgmark's object.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct pgmark_hist);
+} mark_hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PGMARK_ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} mark_stats SEC(".maps");
+
+/* Each traced thread between its switch-outs; deleted at its last. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGMARK_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct pgmark_thread);
+} mark_threads SEC(".maps");
+
+static __always_inline void mark_stat_inc(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&mark_stats, &i);
+
+	if (v)
+		(*v)++;
+}
+
+/*
+ * PostgreSQL's timestamps are microseconds of its own clock (gettimeofday): the span's
+ * length is theirs, exact; its place on CLOCK_MONOTONIC is its end anchored at now, the
+ * switch-out right after the backend reported itself idle (the report, ReadyForQuery's
+ * send and the read that finds nothing are all it runs in between, on CPU).
+ */
+static __always_inline __u64 span_ns(__s64 t0_us, __s64 t1_us)
+{
+	return t1_us > t0_us ? (__u64)(t1_us - t0_us) * 1000 : 0;
+}
+
+static __always_inline void mark_span(__u32 kind, __u32 which, __u64 id, __u64 now, __u64 d,
+				      __u32 flags, __u64 raw)
+{
+	struct pgmark_hist *h = bpf_map_lookup_elem(&mark_hists, &which);
+	struct pgmark_span_rec *r;
+
+	if (h)
+		pgmark_hist_add(h, d);
+	if (!mk_records || (kind == PGMARK_STMT_SPAN && !mk_statements))
+		return;
+	if (kind == PGMARK_STMT_SPAN)
+		r = bpf_ringbuf_reserve(&marks, sizeof(*r), 0);
+	else
+		r = bpf_ringbuf_reserve(&marks, PGMARK_SPAN_REC_NOTEXT, 0);
+	if (!r) {
+		mark_stat_inc(PGMARK_ST_RING_FULL);
+		return;
+	}
+	r->h.kind = kind;
+	r->h.pid = id >> 32;
+	r->h.tid = (__u32)id;
+	r->h.len = 0;
+	r->h.time_ns = now;
+	r->t0_ns = d < now ? now - d : 0;
+	r->flags = flags;
+	r->pad = 0;
+	if (kind == PGMARK_STMT_SPAN) {
+		long n = raw ? bpf_probe_read_user_str(r->text, sizeof(r->text), (void *)raw) : 0;
+		if (n <= 0)
+			r->text[0] = '\0';
+		r->h.len = n > 0 ? n : 0;
+	}
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* A transaction ended: counted; timed and drawn when its start was seen (xact_us). */
+static __always_inline void mark_txn_end(__u64 id, __u64 now, __s64 xact_us, __s64 end_us,
+					 bool aborted, bool timed)
+{
+	mark_stat_inc(aborted ? PGMARK_ST_ABORTS : PGMARK_ST_COMMITS);
+	if (timed)
+		mark_span(PGMARK_TXN_SPAN, 0, id, now, span_ns(xact_us, end_us),
+			  aborted ? PGMARK_ABORTED : 0, 0);
+}
+
+/*
+ * The backend leaving the CPU (the current task: its memory is readable) as it shows
+ * itself in its row. A statement has ended when the row says idle (or idle in
+ * transaction) with a st_activity_start_timestamp not taken before: its span is from
+ * there to st_state_start_timestamp, when the backend reported itself idle. A
+ * transaction is open while st_xact_start_timestamp is set, and ends at a report of
+ * idle; one the row never showed open (an autocommit statement, which reported no
+ * switch while it ran) began with its statement: StartTransaction() takes the
+ * statement's own start timestamp. What a thread shows the first time is a baseline.
+ * Global: the verifier checks it once, apart from the waits' half.
+ */
+__noinline int marks_switch_out(__u64 id, __u32 dead)
+{
+	__u32 tid = (__u32)id, st = 0, fl;
+	struct pgmark_thread *e;
+	__u64 row[PGMARK_ROW_HEAD / 8], now;
+	__s64 xact, act, sst;
+	bool took;
+
+	if (!mk_be_ptr_addr)
+		return 0;
+	e = bpf_map_lookup_elem(&mark_threads, &tid);
+	if (dead) {
+		if (e)
+			bpf_map_delete_elem(&mark_threads, &tid);
+		return 0;
+	}
+	if (!e) {
+		struct pgmark_thread z = {};
+		if (bpf_map_update_elem(&mark_threads, &tid, &z, BPF_NOEXIST)) {
+			mark_stat_inc(PGMARK_ST_THREADS_FULL);
+			return 0;
+		}
+		e = bpf_map_lookup_elem(&mark_threads, &tid);
+		if (!e)
+			return 0;
+	}
+	if (!e->be) {
+		__u64 be = 0, raw = 0;
+		/* MyBEEntry is set once, early in the backend's life: read until it is */
+		if (bpf_probe_read_user(&be, sizeof(be), (void *)mk_be_ptr_addr) || !be)
+			return 0;
+		/* the text buffer of the row is fixed for the server's life */
+		bpf_probe_read_user(&raw, sizeof(raw), (void *)(be + mk_raw_off));
+		e->be = be;
+		e->raw = raw;
+	}
+	if (bpf_probe_read_user(row, sizeof(row), (void *)e->be) ||
+	    bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + mk_state_off)))
+		return 0;
+	/*
+	 * Odd: the backend was preempted inside its own write of the row; nobody else
+	 * writes it, so the next switch-out reads it whole.
+	 */
+	if (*(__u32 *)((char *)row + mk_changecount_off) & 1)
+		return 0;
+	xact = *(__s64 *)((char *)row + mk_xact_ts_off);
+	act = *(__s64 *)((char *)row + mk_act_ts_off);
+	sst = *(__s64 *)((char *)row + mk_state_ts_off);
+	if (st != mk_st_idle && st != mk_st_idle_xact && st != mk_st_idle_xact_aborted &&
+	    st != mk_st_running && st != mk_st_fastpath)
+		return 0; /* starting, or track_activities off: nothing to tell */
+	fl = e->flags;
+	/*
+	 * A transaction block that failed (idle in transaction (aborted) without a
+	 * transaction start: AbortTransaction() cleared it) ended there, as the abort probe
+	 * says; the statements until its ROLLBACK make no transaction. A failed
+	 * subtransaction leaves the start set: the transaction is still open.
+	 */
+	bool failed = st == mk_st_idle_xact_aborted && !xact;
+	if (!(fl & PGMARK_TH_SEEN)) {
+		e->act_ts = act;
+		e->xact_ts = xact;
+		e->flags = PGMARK_TH_SEEN | (xact ? PGMARK_TH_UNTIMED : 0) |
+			   (failed ? PGMARK_TH_FAILED : 0);
+		return 0;
+	}
+	if (st == mk_st_running || st == mk_st_fastpath) {
+		/* inside a statement: its transaction's start, for when it ends */
+		if (xact && xact != e->xact_ts) {
+			/* the one before ended between two switch-outs: counted, not timed */
+			if (e->xact_ts)
+				mark_txn_end(id, 0, 0, 0, fl & PGMARK_TH_ABORTED, false);
+			e->xact_ts = xact;
+			e->flags = PGMARK_TH_SEEN;
+		}
+		return 0;
+	}
+	took = act && act != e->act_ts;
+	now = bpf_ktime_get_ns();
+	if (took) {
+		mark_span(PGMARK_STMT_SPAN, 1, id, now, span_ns(act, sst),
+			  st == mk_st_idle_xact_aborted ? PGMARK_ABORTED : 0, e->raw);
+		e->act_ts = act;
+	}
+	if (failed) {
+		if (!(fl & PGMARK_TH_FAILED))
+			mark_txn_end(id, now, e->xact_ts, sst, true,
+				     e->xact_ts && !(fl & PGMARK_TH_UNTIMED));
+		e->xact_ts = 0;
+		e->flags = PGMARK_TH_SEEN | PGMARK_TH_FAILED;
+		return 0;
+	}
+	if (st != mk_st_idle) {
+		/* idle in a transaction, or in one whose subtransaction failed */
+		if (xact != e->xact_ts) {
+			if (e->xact_ts)
+				mark_txn_end(id, now, 0, 0, fl & PGMARK_TH_ABORTED, false);
+			e->xact_ts = xact;
+			fl = PGMARK_TH_SEEN;
+		}
+		fl &= ~(PGMARK_TH_ABORTED | PGMARK_TH_FAILED);
+		/* a COMMIT from here rolls back, a ROLLBACK TO SAVEPOINT comes back */
+		if (st == mk_st_idle_xact_aborted)
+			fl |= PGMARK_TH_ABORTED;
+		e->flags = fl;
+		return 0;
+	}
+	if (e->xact_ts)
+		mark_txn_end(id, now, e->xact_ts, sst, fl & PGMARK_TH_ABORTED,
+			     !(fl & PGMARK_TH_UNTIMED));
+	else if (took && !(fl & PGMARK_TH_FAILED))
+		mark_txn_end(id, now, act, sst, false, true);
+	e->xact_ts = 0;
+	e->flags = PGMARK_TH_SEEN;
+	return 0;
+}
+
+#endif
