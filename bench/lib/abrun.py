@@ -98,6 +98,13 @@ COMMANDS = {
     "profile-999": (["profile", "-F", "999"], r"^tracing "),
     # the recorder at profile-99's rate, its captures (none without a trigger) in the workdir
     "record-99": (["record", "-F", "99", "-o", "{workdir}/captures"], r"^tracing "),
+    # the same with the transactions and statements from the USDT probes (a trap each)
+    # instead of PgBackendStatus read at the switch-outs
+    "record-99-usdt": (["record", "-F", "99", "--usdt", "-o", "{workdir}/captures"],
+                       r"^tracing "),
+    # the timeline at profile-99's rate, both ways
+    "timeline-99": (["profile", "--timeline", "-F", "99"], r"^tracing "),
+    "timeline-99-usdt": (["profile", "--timeline", "-F", "99", "--usdt"], r"^tracing "),
     "wait": (["wait"], r"^tracing "),
     "wait-empty": (["wait", "--empty-program"], r"^tracing "),
     # the transaction state and statements from the USDT probes (a trap each), as
