@@ -153,7 +153,7 @@ class Perf:
         os.close(self.ack)   # ctl stays open while perf records: perf ends at its end of file
 
     def stop(self):
-        """Waits for the SIGINT sent before: seconds from then and the rusage."""
+        """Waits for the exit that the SIGINT sent before asked for; the rusage."""
         _, _, ru = os.wait4(self.p.pid, 0)
         os.close(self.ctl)
         return ru
