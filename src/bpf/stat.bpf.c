@@ -1,14 +1,16 @@
-/* stat --per query|transaction: counter deltas per statement, read in the kernel at USDT probes. */
+/* stat --by query|transaction: counter deltas per statement, split at sched_switch, bounded by PgBackendStatus or USDT probes. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "bpf/bestatus.bpf.h"
 #include "bpf/filter.bpf.h"
 #include "bpf/loglinear.h"
 #include "bpf/stat.h"
 #include "bpf/stmthash.bpf.h"
+#include "bpf/waitword.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -110,15 +112,20 @@ static __always_inline void seg_open(struct stat_run *r, __u32 cpu)
 	}
 	r->cpu = cpu;
 	r->oncpu = 1;
-	r->cpus |= 1ull << (cpu & 63);
 }
 
-/* Ends a segment: adds what the counters moved, scaled when they were multiplexed. */
-static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
+/*
+ * Ends a segment: what the counters moved since seg_open() into d, scaled when they were
+ * multiplexed; a counter that was never on the hardware meanwhile gets its bit in
+ * *unscaled.
+ */
+static __always_inline void seg_delta(struct stat_run *r, __u32 cpu, __u64 *d, __u32 *unscaled,
+				      bool rebase)
 {
 	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
 		struct bpf_perf_event_value v = {};
-		__u64 d, de, dr;
+		__u64 x, de, dr;
+		d[i] = 0;
 		if (i >= nctr)
 			break;
 		if (bpf_perf_event_read_value(&counters, i * ncpus + cpu, &v, sizeof(v))) {
@@ -127,24 +134,43 @@ static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
 				dd->read_err++;
 			continue;
 		}
-		d = v.counter - r->base[i];
+		x = v.counter - r->base[i];
 		de = v.enabled - r->base_ena[i];
 		dr = v.running - r->base_run[i];
+		if (rebase) {
+			/* the next segment starts here, with the same reading */
+			r->base[i] = v.counter;
+			r->base_ena[i] = v.enabled;
+			r->base_run[i] = v.running;
+		}
 		if (!dr) {
 			if (de)
-				r->unscaled |= 1u << i;
+				*unscaled |= 1u << i;
 			continue;
 		}
 		if (dr < de) {
 			/* perf's scaling; divide first where the product could overflow */
-			if (d >> 32 || de >> 32)
-				d = d / dr * de;
+			if (x >> 32 || de >> 32)
+				x = x / dr * de;
 			else
-				d = d * de / dr;
+				x = x * de / dr;
 		}
-		r->acc[i] += d;
+		d[i] = x;
 	}
-	r->oncpu = 0;
+	if (!rebase)
+		r->oncpu = 0;
+}
+
+/* Ends a segment of the statement in r: adds what the counters moved. */
+static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
+{
+	__u64 d[STAT_MAX_EVENTS] = {};
+	__u32 unscaled = 0;
+
+	seg_delta(r, cpu, d, &unscaled, false);
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
+		r->acc[i] += d[i];
+	r->unscaled |= unscaled;
 }
 
 STMTHASH_DEFINE(stat_text_hash, STAT_TEXT_MAX)
@@ -216,28 +242,16 @@ static __always_inline void hist_add(__u64 key, __u32 fig, __u64 v)
 	}
 }
 
-/* Ends the current thread's statement under key: adds it to the aggregates. */
-static __always_inline void run_finish(__u64 key)
+/* Adds the statement (or transaction) in r, of wall time wall ns, to key's aggregate. */
+static __always_inline void stmt_emit(struct stat_run *r, __u64 key, __u64 wall)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
-	struct stat_agg *a;
+	struct stat_agg *a = bpf_map_lookup_elem(&aggs, &key);
 	struct scratch *s;
-	__u64 wall;
 
-	if (!r || !r->active)
-		return;
-	if (r->oncpu)
-		seg_close(r, bpf_get_smp_processor_id());
-	if (!key)
-		key = r->key;
-	wall = bpf_ktime_get_ns() - r->start_ns;
-
-	a = bpf_map_lookup_elem(&aggs, &key);
 	if (!a) {
 		s = scratch_get();
 		if (!s)
-			goto out;
+			return;
 		__builtin_memset(&s->agg, 0, sizeof(s->agg));
 		bpf_map_update_elem(&aggs, &key, &s->agg, BPF_NOEXIST);
 		a = bpf_map_lookup_elem(&aggs, &key);
@@ -245,7 +259,7 @@ static __always_inline void run_finish(__u64 key)
 			struct stat_drops *d = drops_get();
 			if (d)
 				d->agg_full++;
-			goto out;
+			return;
 		}
 	}
 	__sync_fetch_and_add(&a->calls, 1);
@@ -268,7 +282,19 @@ static __always_inline void run_finish(__u64 key)
 	hist_add(key, STAT_FIG_WALL, wall);
 	hist_add(key, STAT_FIG_CS, r->cs);
 	hist_add(key, STAT_FIG_MIGR, r->migrations);
-out:
+}
+
+/* Ends the current thread's statement under key: adds it to the aggregates. */
+static __always_inline void run_finish(__u64 key)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r || !r->active)
+		return;
+	if (r->oncpu)
+		seg_close(r, bpf_get_smp_processor_id());
+	stmt_emit(r, key ? key : r->key, bpf_ktime_get_ns() - r->start_ns);
 	r->active = 0;
 	r->oncpu = 0;
 }
@@ -359,6 +385,342 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (r->cpu != cpu)
 			r->migrations++;
 		seg_open(r, cpu);
+		r->cpus |= 1ull << (cpu & 63);
 	}
+	return 0;
+}
+
+/*
+ * The PgBackendStatus path: no trap in the backend. A backend's statements are
+ * bracketed by its own switches (it blocks reading from its client between two) and by
+ * its reads from its socket, and at each of these its row (MyBEEntry; the backend is
+ * the current task, its memory readable) tells which statement the CPU stretch now
+ * ending belongs to: st_activity_start_timestamp names the statement (each gets its
+ * own, on PostgreSQL's clock), st_state says whether it still runs or has finished, and
+ * then st_state_start_timestamp is when. The stretch's counter deltas go to that
+ * statement, which is counted once, when it is seen finished. The functions below are
+ * global, checked once each by the verifier; their arguments are scalars (a thread id
+ * to look the entry up by).
+ */
+
+/*
+ * The row's head and state for thread tgid: 0; 1 the backend was preempted inside a
+ * write (the head may be half written); -1 not readable; -2 no row of its own: none
+ * yet, or the slot still holds what the backend before left there (MyBEEntry is set
+ * before the backend writes its pid into the row, with the rest), or it left it.
+ */
+static __always_inline int be_row_read(struct stat_run *r, __u32 tgid, struct bestatus_head *h,
+				       __u32 *state)
+{
+	__u64 be = bestatus_row(&r->be);
+	int ret;
+
+	if (!be)
+		return -2;
+	ret = bestatus_head_read(be, h);
+	if (ret)
+		return ret;
+	if (h->procpid != (__s32)tgid)
+		return -2;
+	return bestatus_state_read(be, state);
+}
+
+/* The key of the statement text in the row (st_activity_raw), kept once per key. */
+static __always_inline __u64 be_text_key(__u64 be)
+{
+	struct scratch *s = scratch_get();
+	__u64 src, key;
+
+	if (!s)
+		return 0;
+	src = bestatus_text_addr(be);
+	if (!src || bpf_probe_read_user_str(s->text, sizeof(s->text), (void *)src) < 0)
+		s->text[0] = '\0';
+	key = stat_text_hash(s->text, false);
+	if (!bpf_map_lookup_elem(&texts, &key))
+		bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
+	return key;
+}
+
+/* Forgets what r holds of a statement: what runs next starts from nothing. */
+static __always_inline void be_reset(struct stat_run *r)
+{
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
+		r->acc[i] = 0;
+	r->unscaled = 0;
+	r->cs = 0;
+	r->migrations = 0;
+	r->cpus = 0;
+	r->stmt_ts = 0;
+	r->active = 0;
+}
+
+/* Counts thread tid's open statement, of wall time wall ns; it ends there. */
+__noinline int be_emit(__u32 tid, __u64 wall)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r)
+		return 0;
+	stmt_emit(r, r->key, wall);
+	r->done_ts = r->stmt_ts;
+	be_reset(r);
+	return 1;
+}
+
+/*
+ * How a look at the row ended (what stat_switch_out and stat_recv do next), and
+ * BE_BETWEEN when the row said the backend is between statements.
+ */
+enum { BE_NOBODY, BE_RUNS, BE_ENDED, BE_UNDECIDED, BE_HOW = 3, BE_BETWEEN = 4 };
+
+/*
+ * The stretch of thread tid (process tgid) on CPU cpu now ends, its counter deltas
+ * in the thread's scratch slot: whose is it? Adds it to the statement the row names,
+ * counts that statement when it has finished. based: false at the thread's first
+ * sight, a stretch not seen from its start. Returns BE_*.
+ */
+__noinline int be_decide(__u32 tid, __u32 tgid, __u32 cpu, __u32 based)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	struct scratch *sc = scratch_get();
+	struct bestatus_head h = {};
+	struct stat_drops *dr;
+	__u32 state = 0;
+	__s64 ts;
+	int rd;
+
+	if (!r || !sc)
+		return BE_NOBODY;
+	rd = be_row_read(r, tgid, &h, &state);
+	if (rd == -2) {
+		/* not its row (yet): the stretch is nobody's */
+		be_reset(r);
+		return BE_NOBODY;
+	}
+	if (rd == -1) {
+		/*
+		 * Not readable now (a page of the row not present in the backend's page
+		 * tables at that instant): the stretch waits, with the open statement if
+		 * any, for the next look.
+		 */
+		dr = drops_get();
+		if (dr)
+			dr->unreadable++;
+		goto add;
+	}
+	ts = h.activity_start_us;
+	if (!based || (ts && ts < bestatus_since_us && ts != r->stmt_ts)) {
+		/*
+		 * A stretch not seen from its start, or a statement that began before the
+		 * program was attached: that statement is not counted (its start is where
+		 * counting begins), and neither is the statement in r, if any (part of it
+		 * is in the stretch).
+		 */
+		be_reset(r);
+		r->done_ts = ts;
+		return BE_NOBODY;
+	}
+	if (rd > 0)
+		goto add; /* preempted while writing its row: decided at the next look */
+	if (!ts || ts == r->done_ts) {
+		/* between statements (a wakeup that ran none, the row not used yet) */
+		be_reset(r);
+		return BE_NOBODY | (bestatus_between(state) ? BE_BETWEEN : 0);
+	}
+	if (ts != r->stmt_ts) {
+		if (r->stmt_ts) {
+			/* no switch nor read between the open statement's end and this one */
+			__s64 w = ts - r->stmt_ts;
+			be_emit(tid, w > 0 ? w * 1000 : 0);
+			r = bpf_map_lookup_elem(&runs, &tid);
+			if (!r)
+				return BE_NOBODY;
+			dr = drops_get();
+			if (dr)
+				dr->unseparated++;
+		}
+		r->key = be_text_key(r->be);
+		r->stmt_ts = ts;
+		r->active = 1;
+	}
+add:
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
+		r->acc[i] += sc->run.acc[i];
+	r->unscaled |= sc->run.unscaled;
+	r->migrations += r->stretch_migr;
+	r->stretch_migr = 0;
+	r->cpus |= 1ull << (cpu & 63);
+	if (rd)
+		return BE_UNDECIDED;
+	if (!bestatus_between(state))
+		return BE_RUNS;
+	{
+		__s64 w = h.state_start_us - ts;
+		be_emit(tid, w > 0 ? w * 1000 : 0);
+	}
+	return BE_ENDED | BE_BETWEEN;
+}
+
+/*
+ * The thread's stretch so far into its scratch slot: the deltas be_decide() adds. A
+ * stretch whose switch-in was not seen (r->oncpu 0) adds nothing, and is counted once
+ * the thread is known (its first sight is a switch-out of a thread running at the
+ * attach); a read opens a segment in it.
+ */
+static __always_inline void be_stretch(struct stat_run *r, __u32 cpu, bool rebase)
+{
+	struct scratch *sc = scratch_get();
+
+	if (!sc)
+		return;
+	sc->run.unscaled = 0;
+	if (r->oncpu) {
+		seg_delta(r, cpu, sc->run.acc, &sc->run.unscaled, rebase);
+		return;
+	}
+	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
+		sc->run.acc[i] = 0;
+	struct stat_drops *dr = drops_get();
+	if (dr && r->be)
+		dr->unpaired++;
+	if (rebase)
+		seg_open(r, cpu);
+}
+
+/*
+ * Thread tid of process tgid (the current task) leaves CPU cpu; its last switch when
+ * dead; asleep when it goes to wait (not preempted).
+ */
+__noinline int stat_switch_out(__u32 tid, __u32 tgid, __u32 cpu, __u32 dead, __u32 asleep)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	bool based = true; /* false: the thread's first sight is this switch-out */
+	int how;
+
+	if (!r) {
+		/* on the CPU since before the attach: no base for this stretch */
+		struct stat_run zero = {};
+		if (dead)
+			return 0;
+		based = false;
+		zero.cpu = cpu;
+		if (bpf_map_update_elem(&runs, &tid, &zero, BPF_NOEXIST) ||
+		    !(r = bpf_map_lookup_elem(&runs, &tid))) {
+			struct stat_drops *dr = drops_get();
+			if (dr)
+				dr->runs_full++;
+			return 0;
+		}
+	}
+	if (dead) {
+		/* its memory is gone: a statement not yet seen finished is not counted */
+		bpf_map_delete_elem(&runs, &tid);
+		return 0;
+	}
+	be_stretch(r, cpu, false);
+	r->oncpu = 0;
+	r->cpu = cpu;
+	how = be_decide(tid, tgid, cpu, based);
+	r = bpf_map_lookup_elem(&runs, &tid);
+	if (!r)
+		return 0;
+	if ((how & BE_HOW) == BE_RUNS)
+		r->cs++; /* it leaves the CPU mid-statement */
+	/*
+	 * Asleep between statements: it waits for its client, and the first read once it
+	 * is back is of the next statement. Not when it was preempted: that may be just
+	 * after reading the next message, before the row says so.
+	 */
+	r->fresh = asleep && (how & BE_BETWEEN) &&
+		   ((how & BE_HOW) == BE_ENDED || (how & BE_HOW) == BE_NOBODY);
+	return 0;
+}
+
+/* Thread tid takes CPU cpu: a segment opens, whatever it is about to run. */
+__noinline int stat_switch_in(__u32 tid, __u32 cpu)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r) {
+		/* a thread running for the first time since the attach */
+		struct stat_run zero = {};
+		zero.cpu = cpu;
+		if (bpf_map_update_elem(&runs, &tid, &zero, BPF_NOEXIST) ||
+		    !(r = bpf_map_lookup_elem(&runs, &tid))) {
+			struct stat_drops *dr = drops_get();
+			if (dr)
+				dr->runs_full++;
+			return 0;
+		}
+	}
+	r->stretch_migr = r->cpu != cpu;
+	seg_open(r, cpu);
+	return 0;
+}
+
+/*
+ * Thread tid (the current task) read data from a socket: a backend reading its
+ * client's next message, the previous statement over. Where the message was there
+ * before the backend came to wait for it (a reply faster than the backend's way from
+ * its answer to its next read), no switch separates the two statements: the read does.
+ * The first read after a switch from between statements can hold nothing new (the
+ * backend woke up for this message): it only clears the flag.
+ */
+__noinline int stat_recv(__u32 tid, __u32 tgid, __u32 cpu)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r || !r->be)
+		return 0;
+	if (r->fresh) {
+		r->fresh = 0;
+		return 0;
+	}
+	be_stretch(r, cpu, true);
+	be_decide(tid, tgid, cpu, 1);
+	return 0;
+}
+
+/* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE: prev_state of a task going to sleep */
+#define TASK_REPORT_SLEEP 0x3
+
+/* The tracepoint fires on the CPU both threads share, before the switch: prev is current. */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct switch_ends s;
+	__u32 cpu;
+
+	switch_ends_read(&s, prev, next, prev_state);
+	if (!s.pt && !s.nt)
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	if (s.pt)
+		stat_switch_out(s.ptid, s.id >> 32, cpu, s.dead,
+				!preempt && (prev_state & TASK_REPORT_SLEEP));
+	if (s.nt)
+		stat_switch_in(s.ntid, cpu);
+	return 0;
+}
+
+#define STAT_MSG_PEEK 2 /* a look at the data, which stays to be read */
+
+/*
+ * sock_recv_length (Linux 6.4+) fires as any socket read of the machine returns,
+ * in the reading task: a traced thread's first, by its bit (waitword.bpf.h).
+ */
+SEC("raw_tp/sock_recv_length")
+int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
+{
+	__u64 id;
+
+	if (ret <= 0 || (flags & STAT_MSG_PEEK))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	if (!task_traced((struct task_struct *)bpf_get_current_task_btf(), (__u32)id, false))
+		return 0;
+	stat_recv((__u32)id, id >> 32, bpf_get_smp_processor_id());
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* Loads stat.bpf.c with per-CPU counters, attaches it to the server's USDT probes, reads its maps. */
+/* Loads stat.bpf.c with per-CPU counters, attaches it at sched_switch (and the server's USDT probes), reads its maps. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/attach.h"
+#include "bpf/bestatus.h"
 #include "bpf/filter.h"
 #include "bpf/loglinear.h"
 #include "bpf/mapdump.h"
@@ -17,6 +18,7 @@
 #include "bpf/stat.h"
 #include "perf/counter.h"
 #include "pg/probes.h"
+#include "target/proc.h"
 #include "target/usdt.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -32,6 +34,7 @@ struct stat_probe {
 	int *fig;       /* per event: figure index, -1 when not measured */
 	int *fds;       /* [slot * ncpus + cpu], -1 when not open */
 	int nctr;
+	bool be; /* statements from PgBackendStatus at switches, no probe */
 };
 
 void stat_probe_destroy(struct stat_probe *p)
@@ -53,6 +56,11 @@ void stat_probe_destroy(struct stat_probe *p)
 const int *stat_probe_errors(const struct stat_probe *p)
 {
 	return p->err;
+}
+
+const char *stat_probe_source(const struct stat_probe *p)
+{
+	return p && p->be ? "pg_backend_status" : "usdt";
 }
 
 int stat_probe_counted(const struct stat_probe *p)
@@ -122,9 +130,10 @@ static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, i
 	return first_err ? first_err : ENODEV;
 }
 
-int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_query,
-		    const struct perf_event_desc *evs, int nev)
+int stat_probe_open(struct stat_probe **out, const struct target *t,
+		    const struct stat_probe_opts *o, const struct perf_event_desc *evs, int nev)
 {
+	bool per_query = o->per_query, be = per_query && o->be.beentry_addr;
 	const struct pg_probes *names = pg_probes_for(t->kind == TARGET_PG ? t->pg.major : 0);
 	struct stat_probe *p;
 	int err;
@@ -142,8 +151,8 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	}
 	const char *need_q[] = { names->query_start, names->query_done };
 	const char *need_t[] = { names->txn_start, names->txn_commit, names->txn_abort };
-	if (check_probes(t->binary, names->provider, per_query ? need_q : need_t,
-			 per_query ? 2 : 3))
+	if (!be && check_probes(t->binary, names->provider, per_query ? need_q : need_t,
+				per_query ? 2 : 3))
 		return EXIT_FAIL;
 
 	p = calloc(1, sizeof(*p));
@@ -151,6 +160,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 		return error("out of memory"), EXIT_FAIL;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->nev = nev;
+	p->be = be;
 	p->err = calloc(nev, sizeof(int));
 	p->fig = calloc(nev, sizeof(int));
 	p->fds = malloc(STAT_MAX_EVENTS * p->ncpus * sizeof(int));
@@ -208,8 +218,34 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	struct attach_progs progs = { .multi = p->skel->progs.stat_multi,
 				      .single = p->skel->progs.stat_uprobe };
 	struct attach_progs start_q = { .usdt = p->skel->progs.query_start };
-	attach_progs_prepare(&progs);
-	bpf_program__set_autoload(p->skel->progs.query_start, per_query);
+	if (be) {
+		/* no probe program: nor its verification at start */
+		bpf_program__set_autoload(p->skel->progs.query_start, false);
+		bpf_program__set_autoload(p->skel->progs.stat_multi, false);
+		bpf_program__set_autoload(p->skel->progs.stat_uprobe, false);
+		bpf_program__set_autoload(p->skel->progs.on_switch, false);
+		BESTATUS_RODATA(p->skel, &o->be);
+		/* a bit per thread id; a pid_max raised later sends the new ids through the filter */
+		bpf_map__set_max_entries(p->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
+		/*
+		 * Each thread's entry goes at its last switch: a plain hash, whose full map
+		 * is counted, where an LRU would evict a running statement unseen.
+		 */
+		bpf_map__set_type(p->skel->maps.runs, BPF_MAP_TYPE_HASH);
+		/*
+		 * Buckets are added inside the scheduler, with interrupts off, where the
+		 * allocator of a map without preallocation cannot refill: it holds 4
+		 * elements at first, and the fifth bucket of a statement's first call was
+		 * lost. Preallocated, and smaller for it (4.7 MB of kernel memory).
+		 */
+		bpf_map__set_map_flags(p->skel->maps.hists, 0);
+		bpf_map__set_max_entries(p->skel->maps.hists, STAT_HISTS_PREALLOC);
+	} else {
+		attach_progs_prepare(&progs);
+		bpf_program__set_autoload(p->skel->progs.query_start, per_query);
+		bpf_program__set_autoload(p->skel->progs.on_switch_be, false);
+		bpf_program__set_autoload(p->skel->progs.on_recv, false);
+	}
 	stathash_dfa_fill((__u16 *)p->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(p->skel->skeleton, "stat", t))
 		goto fail;
@@ -230,14 +266,21 @@ int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_qu
 	static const int cookie_q[] = { -1, STAT_PROBE_QUERY_DONE };
 	static const int cookie_t[] = { STAT_PROBE_TXN_START, STAT_PROBE_TXN_COMMIT,
 					STAT_PROBE_TXN_ABORT };
-	int nwant = per_query ? 2 : 3;
+	int nwant = be ? 0 : per_query ? 2 : 3;
 	for (int i = 0; i < nwant; i++)
 		if (probespec_resolve_usdt(t->binary, names->provider, want[i], &p->probes))
 			goto fail;
 	struct attach_plan plan;
 	attach_plan_init(&plan, t);
 	plan.pid = -1;
-	attach_plan_prog(&plan, p->skel->progs.on_switch, "to the sched_switch tracepoint");
+	if (be) {
+		/* statements that start from now on are counted (PostgreSQL's own clock) */
+		p->skel->bss->bestatus_since_us = bestatus_pg_now_us();
+		attach_plan_prog(&plan, p->skel->progs.on_switch_be, "to the sched_switch tracepoint");
+		attach_plan_prog(&plan, p->skel->progs.on_recv, "to the sock_recv_length tracepoint");
+	} else {
+		attach_plan_prog(&plan, p->skel->progs.on_switch, "to the sched_switch tracepoint");
+	}
 	for (int i = nwant - 1; i >= 0; i--) {
 		int cookie = per_query ? cookie_q[i] : cookie_t[i];
 		if (cookie < 0)
@@ -331,6 +374,9 @@ int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 			snap->drops.hist_full += pc[c].hist_full;
 			snap->drops.read_err += pc[c].read_err;
 			snap->drops.runs_full += pc[c].runs_full;
+			snap->drops.unseparated += pc[c].unseparated;
+			snap->drops.unreadable += pc[c].unreadable;
+			snap->drops.unpaired += pc[c].unpaired;
 		}
 	}
 	free(pc);

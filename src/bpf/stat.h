@@ -1,4 +1,4 @@
-/* Structs shared by stat.bpf.c and stat.c: per-statement counter deltas read at USDT probes. */
+/* Structs shared by stat.bpf.c and stat.c: per-statement counter deltas, split at context switches. */
 #ifndef DBTAP_BPF_STAT_H
 #define DBTAP_BPF_STAT_H
 
@@ -8,6 +8,8 @@
 
 #define STAT_MAX_EVENTS 8   /* counters read per statement */
 #define STAT_TEXT_MAX   512 /* statements are told apart by their first bytes */
+/* histogram buckets on the PgBackendStatus path, preallocated (stat.c says why) */
+#define STAT_HISTS_PREALLOC 65536
 
 /*
  * Figures kept per statement: the counters (0..nctr-1), then three the BPF program
@@ -27,7 +29,11 @@
 /* Attach cookies of the argument-less probes, all through one link. */
 enum { STAT_PROBE_QUERY_DONE, STAT_PROBE_TXN_START, STAT_PROBE_TXN_COMMIT, STAT_PROBE_TXN_ABORT };
 
-/* A statement (or transaction) in progress on one thread. */
+/*
+ * A statement (or transaction) in progress on one thread. On the PgBackendStatus path
+ * (stat.bpf.c on_switch_be) the same entry also holds what the thread's switch-outs
+ * told so far: the row's address and the statements already counted.
+ */
 struct stat_run {
 	__u64 key;                      /* statement hash, or 0 until a transaction ends */
 	__u64 start_ns;
@@ -41,6 +47,12 @@ struct stat_run {
 	__u32 oncpu;
 	__u32 unscaled;                 /* bit per counter: a segment had running == 0 */
 	__u32 active;                   /* 0 once the statement ended: the entry waits for the next */
+	/* the PgBackendStatus path */
+	__u64 be;                       /* MyBEEntry: the backend's row, 0 until it has one */
+	__s64 stmt_ts;                  /* st_activity_start_timestamp of the statement open, 0 none */
+	__s64 done_ts;                  /* that of the last one counted (or not to be counted) */
+	__u32 stretch_migr;             /* the stretch in progress began on another CPU */
+	__u32 fresh;                    /* switched in from between statements, no read since */
 };
 
 /* What is aggregated per statement. */
@@ -65,11 +77,23 @@ struct stat_drops {
 	__u64 hist_full;  /* histogram samples lost: the bucket map was full */
 	__u64 read_err;   /* counter reads that failed */
 	__u64 runs_full;  /* statements not followed: the in-progress map was full */
+	/*
+	 * The PgBackendStatus path: statements that began while the one before was still
+	 * the row's at the last switch-out (no switch between them: a pipelining client,
+	 * or a reply faster than the backend's way to its next read). Both are counted;
+	 * the stretch they shared went to the later one. Statements that began and ended
+	 * wholly inside such a stretch are not seen at all.
+	 */
+	__u64 unseparated;
+	__u64 unreadable; /* looks at a row it could not read: decided at the next look */
+	__u64 unpaired;   /* stretches whose switch-in was not seen: their counts are not in */
 };
 
 #ifndef __bpf__
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "bpf/bestatus.h"
 #include "perf/event.h"
 #include "report/sparsehist.h"
 #include "target/target.h"
@@ -91,15 +115,28 @@ struct stat_snapshot {
 struct stat_probe;
 
 /*
- * Opens per-CPU counters for evs (context-switches and cpu-migrations are measured by
- * the program itself), loads stat.bpf.c for the target and attaches it to the
- * query__start/done (per_query) or transaction__start/commit/abort probes of the
- * target's binary. Events the machine cannot count get their errno in
- * stat_probe_errors(). 0, or an exit status with the error printed.
+ * Where the statements' boundaries come from with per_query: be.beentry_addr set (the
+ * cluster's rows, bestatus_cfg_init()), the backends' PgBackendStatus read at their
+ * switch-outs, no trap; 0, the query__start/done USDT probes.
  */
-int stat_probe_open(struct stat_probe **out, const struct target *t, bool per_query,
-		    const struct perf_event_desc *evs, int nev);
+struct stat_probe_opts {
+	bool per_query; /* --by query; --by transaction otherwise (always the USDT probes) */
+	struct bestatus_cfg be;
+};
+
+/*
+ * Opens per-CPU counters for evs (context-switches and cpu-migrations are measured by
+ * the program itself), loads stat.bpf.c for the target and attaches it: to
+ * sched_switch alone on the PgBackendStatus path, else to the query__start/done
+ * (per_query) or transaction__start/commit/abort probes of the target's binary too.
+ * Events the machine cannot count get their errno in stat_probe_errors(). 0, or an
+ * exit status with the error printed.
+ */
+int stat_probe_open(struct stat_probe **out, const struct target *t,
+		    const struct stat_probe_opts *o, const struct perf_event_desc *evs, int nev);
 const int *stat_probe_errors(const struct stat_probe *p);
+/* Where statements come from: "pg_backend_status" or "usdt" (the probes, or --by transaction). */
+const char *stat_probe_source(const struct stat_probe *p);
 /* Number of events that are measured. */
 int stat_probe_counted(const struct stat_probe *p);
 /* Figure index (STAT_FIG_* or a counter slot) of event ev, -1 when it is not measured. */

@@ -6,6 +6,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/stat.h"
+#include "pg/layout.h"
+#include "target/mem.h"
+#include "target/proc.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -28,7 +31,7 @@ static const struct {
 	{ "transaction", SB_TRANSACTION },
 };
 
-enum { OPT_BY = FRAME_KEY_LONG, OPT_PER, OPT_COMPARE, OPT_TOP, OPT_SORT };
+enum { OPT_BY = FRAME_KEY_LONG, OPT_PER, OPT_COMPARE, OPT_TOP, OPT_SORT, OPT_USDT };
 
 static const struct frame_opt stat_opts[] = {
 	{ "event", 'e', required_argument, "EVENT[,EVENT...]",
@@ -42,7 +45,7 @@ static const struct frame_opt stat_opts[] = {
 	FRAME_OPTS_TARGET,
 	{ "by", OPT_BY, required_argument, "pid|tid|type|database|user|query|transaction",
 	  "split the counts: per process, thread, backend type, database or\n"
-	  "user; query, transaction: read in the kernel per statement (USDT)" },
+	  "user; query, transaction: read in the kernel per statement" },
 	{ "per", OPT_PER, required_argument, "WHAT",
 	  "the older spelling of --by: process (pid), thread (tid), query,\n"
 	  "transaction", FRAME_OPT_CMD, true },
@@ -56,6 +59,9 @@ static const struct frame_opt stat_opts[] = {
 	  "which statements --top keeps, largest first: wall (total wall\n"
 	  "time, the default), mean, p99 (wall time per call), calls, or an\n"
 	  "-e event's total" },
+	{ "usdt", OPT_USDT, no_argument, NULL,
+	  "--by query: the statements from the USDT probes (a trap each)\n"
+	  "instead of the backends' PgBackendStatus (15 and 16 have it)" },
 	FRAME_OPTS_GLOBAL,
 	FRAME_OPT_END,
 };
@@ -64,8 +70,11 @@ static const struct frame_cmd stat_frame = {
 	.name = "stat",
 	.about =
 		"Counts events as perf stat does, for a cluster, processes or one thread. With\n"
-		"--by query or --by transaction the counters are read in the kernel at\n"
-		"PostgreSQL's USDT probes: each statement's own counts, its CPUs, its migrations.\n",
+		"--by query or --by transaction the counters are read in the kernel at the\n"
+		"backends' context switches: each statement's own counts, its CPUs, its\n"
+		"migrations. Statements are told from the backends' PgBackendStatus, read as\n"
+		"they leave the CPU, where dbtap knows the layout (PostgreSQL 15, 16), from the\n"
+		"USDT probes otherwise (a trap at each); transactions from the USDT probes.\n",
 	.examples =
 		"  dbtap stat --pg -d 5                          the cluster's counts over 5 s\n"
 		"  dbtap stat --pg --by type -e task-clock -i 1  CPU time per backend type\n"
@@ -176,6 +185,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 	case OPT_SORT:
 		c->sort_arg = arg;
 		return 0;
+	case OPT_USDT:
+		c->usdt = true;
+		return 0;
 	}
 	return -1;
 }
@@ -253,6 +265,58 @@ static void cleanup(void *ctx)
 	strbuf_release(&c->events);
 }
 
+/*
+ * --by query: where side s's statements come from. The backends' PgBackendStatus rows
+ * (pg/layout.c) where the version's layout is known, all the processes are of one
+ * server and it tracks activities; the USDT probes otherwise, and why with -v.
+ */
+static void bestatus_locate(const struct stat_cmd *c, const struct side *s,
+			    struct stat_probe_opts *o)
+{
+	const struct target *t = &s->t;
+	pid_t ref = t->kind == TARGET_PG ? t->pg.postmaster : t->pids[0];
+	int major = t->kind == TARGET_PG ? t->pg.major : pg_major_of_process(ref);
+	struct pg_bestatus b;
+	uint64_t bias, b0;
+	uint8_t track = 1;
+	char why[160];
+
+	if (c->by != SB_QUERY)
+		return;
+	if (c->usdt) {
+		verbose("statements: USDT probes (--usdt)");
+		return;
+	}
+	if (major <= 0 || pg_bestatus_find(major, t->binary, ref, &b) < 0) {
+		verbose("statements: USDT probes (%s)", major > 0 ? b.why : "not a PostgreSQL server");
+		return;
+	}
+	if (bestatus_cfg_init(&o->be, &b, why, sizeof(why)) < 0) {
+		verbose("statements: USDT probes (%s)", why);
+		return;
+	}
+	/* the rows' address is the same in every backend of one server, not across two */
+	for (int i = 0; t->kind == TARGET_PIDS && i < t->npids; i++) {
+		if (proc_load_bias(t->pids[i], t->binary, &bias) < 0 ||
+		    proc_load_bias(ref, t->binary, &b0) < 0 || bias != b0) {
+			verbose("statements: USDT probes (pid %d is not of pid %d's server)",
+				t->pids[i], ref);
+			memset(&o->be, 0, sizeof(o->be));
+			return;
+		}
+	}
+	/* the server's setting, as its backends inherit it: off, the rows never move */
+	if (mem_read(ref, b.track_addr, &track, sizeof(track)) == 0 && !track) {
+		verbose("statements: USDT probes (track_activities is off)");
+		memset(&o->be, 0, sizeof(o->be));
+		return;
+	}
+	verbose("statements: *MyBEEntry st_activity_start_timestamp +%u,"
+		" st_state_start_timestamp +%u, st_state +%u, st_activity_raw +%u (%s)",
+		b.loc.activity_ts_off, b.loc.state_ts_off, b.loc.state_off, b.loc.activity_off,
+		b.loc.from_dwarf ? "debug info" : "layout table");
+}
+
 /* Opens each measured side's counters or probe; says what cannot be counted. */
 static int open_sides(struct stat_cmd *c)
 {
@@ -263,7 +327,9 @@ static int open_sides(struct stat_cmd *c)
 		if (s->is_saved)
 			continue;
 		if (stat_by_stmt(c->by)) {
-			ret = stat_probe_open(&s->probe, &s->t, c->by == SB_QUERY, c->evs, c->nev);
+			struct stat_probe_opts po = { .per_query = c->by == SB_QUERY };
+			bestatus_locate(c, s, &po);
+			ret = stat_probe_open(&s->probe, &s->t, &po, c->evs, c->nev);
 			if (ret)
 				return ret;
 			err = stat_probe_errors(s->probe);
@@ -319,6 +385,11 @@ int cmd_stat(int argc, char **argv)
 		hint("split them over two runs");
 		goto fail;
 	}
+	if (c.usdt && c.by != SB_QUERY) {
+		error("--usdt is for --by query");
+		hint("--by transaction always takes the USDT probes; counting takes none");
+		goto fail;
+	}
 	if (c.compare && c.by != SB_NONE && !stat_by_stmt(c.by)) {
 		error("--compare compares totals or statements, not --by %s", stat_by_keys[c.by].name);
 		hint("drop --by, or use --by query or --by transaction");
@@ -348,8 +419,12 @@ int cmd_stat(int argc, char **argv)
 	c.f.target = &sides[0].t;
 	frame_start(&c.f);
 	/* on stderr, once everything is attached: scripts wait for this line */
-	fprintf(stderr, "counting %s%s%s%s\n", sides[0].desc, c.nsides > 1 ? " and " : "",
-		c.nsides > 1 ? sides[1].desc : "", c.f.time.duration ? "" : "; Ctrl-C to stop");
+	fprintf(stderr, "counting %s%s%s%s%s\n", sides[0].desc, c.nsides > 1 ? " and " : "",
+		c.nsides > 1 ? sides[1].desc : "",
+		c.by != SB_QUERY ? "" :
+		!strcmp(stat_probe_source(sides[0].probe), "usdt") ? " (statements from the USDT probes)" :
+		" (statements from PgBackendStatus at switches, no USDT probe)",
+		c.f.time.duration ? "" : "; Ctrl-C to stop");
 	return frame_run(&c.f, &ops, &c);
 fail:
 	cleanup(&c);

@@ -54,6 +54,7 @@ struct stat_cmd {
 	struct strbuf events;
 	struct side *sides;
 	int nsides;
+	bool usdt; /* --usdt: statements from the USDT probes, where PgBackendStatus could be read */
 };
 
 /* Why event ev is not counted: its open errno err as perf says it, or never scheduled. */

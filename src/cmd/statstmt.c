@@ -362,6 +362,10 @@ void stat_report_statements(struct stat_cmd *c, const struct frame_report *r)
 				json_stmt(&j, c, &none, &vs[1].v[i]);
 		json_array_end(&j);
 		json_uint(&j, "calls", vs[0].calls);
+		json_str(&j, "statements_from", stat_probe_source(sides[0].probe));
+		json_uint(&j, "unseparated", vs[0].drops.unseparated);
+		json_uint(&j, "rows_unreadable", vs[0].drops.unreadable);
+		json_uint(&j, "stretches_unpaired", vs[0].drops.unpaired);
 		json_drops(&j, &vs[0].drops);
 		if (nsides > 1) {
 			json_object_begin(&j, "compare");
@@ -414,6 +418,10 @@ void stat_report_statements(struct stat_cmd *c, const struct frame_report *r)
 			       "%llu not followed, %llu counter reads\n", sides[i].desc,
 			       (unsigned long long)d->agg_full, (unsigned long long)d->hist_full,
 			       (unsigned long long)d->runs_full, (unsigned long long)d->read_err);
+		if (d->unseparated)
+			printf(" %s: %llu statements began with no switch after the one before"
+			       " (their shared CPU stretch went to the later one)\n", sides[i].desc,
+			       (unsigned long long)d->unseparated);
 	}
 out:
 	for (int i = 0; i < nsides; i++)

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='dbtap stat --by query|transaction: counters read in the kernel at the USDT probes'
+test_description='dbtap stat --by query|transaction: counters read in the kernel, statements from PgBackendStatus or the USDT probes'
 . "$(dirname "$0")"/../lib/test-lib.sh
 . "$TEST_LIB"/pg.sh
 . "$TEST_LIB"/stat.sh
@@ -48,8 +48,12 @@ test_expect_success 'set up a cluster and a session' '
 	bpid=$(cat s1.pid) && test -n "$bpid"
 '
 
-test_expect_success 'N identical statements: N calls; task-clock sum within the backend total' '
-	stat_start q.json -p $bpid --by query -e task-clock,page-faults,context-switches,cpu-migrations &&
+# Each path in its turn: the backends' rows read at their switches (the default), and
+# the USDT probes.
+test_expect_success 'N identical statements: N calls; task-clock sum within the backend total; both paths' '
+	for path in pg_backend_status usdt; do
+	opt= && test $path = pg_backend_status || opt=--usdt
+	stat_start q.json -p $bpid --by query $opt -e task-clock,page-faults,context-switches,cpu-migrations &&
 	s0=$(schedstat $bpid) && c0=$(ctxt_switches $bpid) &&
 	t0=$(date +%s%N) &&
 	mapfile -t stmts < <(repeat 40 "select 4242 as dbtap_marker;") &&
@@ -91,7 +95,9 @@ su = d
 # the tag query session_run waits on is a statement too
 assert su[\"calls\"] == 42 and len(su[\"statements\"]) == 3, su
 assert all(v == 0 for v in su[\"dropped\"].values()), su
-" <q.json
+assert su[\"statements_from\"] == \"$path\", su
+" <q.json || return 1
+	done
 '
 
 test_expect_success '--by transaction: N implicit transactions are N commits' '
@@ -153,9 +159,10 @@ assert sum(l[\"calls\"] for l in ivl) == d[\"calls\"], (sum(l[\"calls\"] for l i
 " <iv.json
 '
 
-test_expect_success 'pgbench -C, a new backend per transaction: every statement counted' '
+test_expect_success 'pgbench -C, a new backend per transaction: every statement counted; both paths' '
 	echo "select 42 as dbtap_conn;" >conn.sql &&
-	stat_start pc.json --pg="$PGDATA" --by query -e task-clock,page-faults &&
+	for opt in "" --usdt; do
+	stat_start pc.json --pg="$PGDATA" --by query $opt -e task-clock,page-faults &&
 	pg_bench -n -C -c 2 -t 15 -f conn.sql >pgbench.out 2>&1 &&
 	stat_stop &&
 	done=$(sed -n "s/^number of transactions actually processed: \([0-9]*\).*/\1/p" pgbench.out) &&
@@ -165,7 +172,39 @@ r = [s for s in d[\"statements\"] if \"dbtap_conn\" in s[\"query\"]]
 assert len(r) == 1 and r[0][\"calls\"] == $done, r
 # a fresh backend faults its pages in: the counters followed each one from its start
 assert r[0][\"events\"][\"page-faults\"][\"calls_counted\"] == $done, r
-" <pc.json
+" <pc.json || return 1
+	done
+'
+
+test_expect_success 'a transaction of seven statements, two pgbench clients: each statement once a transaction' '
+	psql -XAtq -c "create table dbtap_acc (id int primary key, v int)" \
+		-c "insert into dbtap_acc select g, 0 from generate_series(1, 100) g" \
+		-c "create table dbtap_hist (id int, v int)" &&
+	cat >tx.sql <<-\EOF &&
+	\set id random(1, 100)
+	BEGIN;
+	UPDATE dbtap_acc SET v = v + 1 WHERE id = :id;
+	SELECT v FROM dbtap_acc WHERE id = :id;
+	UPDATE dbtap_acc SET v = v - 1 WHERE id = :id;
+	SELECT count(*) FROM dbtap_hist WHERE id = :id;
+	INSERT INTO dbtap_hist VALUES (:id, 1);
+	END;
+	EOF
+	stat_start tx.json --pg="$PGDATA" --by query -e task-clock &&
+	pg_bench -n -c 2 -t 150 -f tx.sql >tx.out 2>&1 &&
+	stat_stop &&
+	done=$(sed -n "s/^number of transactions actually processed: \([0-9]*\).*/\1/p" tx.out) &&
+	test "$done" = 300 &&
+	json_py "
+starts = (\"begin\", \"update dbtap_acc set v = v +\", \"select v from dbtap_acc\",
+          \"update dbtap_acc set v = v -\", \"select count(*) from dbtap_hist\",
+          \"insert into dbtap_hist\", \"end\")
+calls = {k: sum(r[\"calls\"] for r in d[\"statements\"] if r[\"query\"].lower().startswith(k))
+         for k in starts}
+assert all(n == $done for n in calls.values()), calls
+assert d[\"statements_from\"] == \"pg_backend_status\", d
+assert all(r[\"events\"][\"task-clock\"][\"calls_counted\"] == r[\"calls\"] for r in d[\"statements\"]), d
+" <tx.json
 '
 
 test_expect_success '--pg --per process (the older spelling of --by pid): one row per process, typed; later backends in the postmaster'"'"'s' '
@@ -312,10 +351,25 @@ test_expect_success '--by query as the cluster'"'"'s own unprivileged user: refu
 	test_grep "hint: run as root" up.err
 '
 
-test_expect_success 'nothing stays attached after Ctrl-C: the BPF programs are gone' '
+test_expect_success '--usdt without --by query: refused with a hint, nothing attached' '
+	for by in "--by transaction" "--by pid" ""; do
+		test_expect_code 2 dbtap stat -p $bpid $by --usdt -d 0.2 >us.out 2>us.err &&
+		test_grep "^error: --usdt is for --by query" us.err &&
+		test_grep "^hint: " us.err &&
+		! test -s us.out || return 1
+	done
+'
+
+test_expect_success 'nothing stays attached after Ctrl-C, on either path: the BPF programs are gone' '
 	stat_start n.json --pg="$PGDATA" --by query -e task-clock &&
+	test_grep "statements from PgBackendStatus at switches, no USDT probe" n.json.err &&
 	bpf_objs_of $stat_pid >objs &&
-	test $(grep -c "^prog " objs) -ge 3 &&
+	test $(grep -c "^prog " objs) = 2 &&
+	stat_stop &&
+	stat_start nu.json --pg="$PGDATA" --by query --usdt -e task-clock &&
+	test_grep "statements from the USDT probes" nu.json.err &&
+	bpf_objs_of $stat_pid >>objs &&
+	test $(grep -c "^prog " objs) -ge 4 &&
 	stat_stop &&
 	bpf_objs_gone objs
 '
