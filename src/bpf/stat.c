@@ -308,6 +308,23 @@ void stat_snapshot_free(struct stat_snapshot *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
+/*
+ * The kernel stores no zero in a histogram (hist_add()): bucket 0 holds what the
+ * aggregate counted for figure f and the buckets do not: its calls, but those where
+ * the counter was multiplexed out throughout; none in a slot past the nctr counters.
+ * 0, or -1: no memory.
+ */
+static int hist_zeros(struct stat_stmt *st, int f, int nctr)
+{
+	uint64_t calls = st->agg.calls, in = sparse_hist_count(&st->h[f]);
+
+	if (f < STAT_MAX_EVENTS)
+		calls = f < nctr ? calls - st->agg.unscaled[f] : 0;
+	if (calls <= in)
+		return 0;
+	return sparse_hist_add(&st->h[f], 0, calls - in);
+}
+
 int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 {
 	int tfd, na, nh, ret = 0;
@@ -362,6 +379,10 @@ int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap)
 	free(hkeys);
 	free(hcounts);
 	hashmap_free(&index);
+	for (int i = 0; i < snap->n && !ret; i++)
+		for (int f = 0; f < STAT_FIGS; f++)
+			if (hist_zeros(&snap->v[i], f, p->nctr))
+				ret = -1;
 	for (int i = 0; i < snap->n; i++)
 		for (int f = 0; f < STAT_FIGS; f++)
 			sparse_hist_finish(&snap->v[i].h[f]);
