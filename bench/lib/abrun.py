@@ -92,6 +92,8 @@ COMMANDS = {
     "count-tx-empty": (["count", "--empty-program", "usdt:postgresql:transaction__*"],
                        r"^tracing "),
     "stat-query": (["stat", "--per", "query"], r"^counting "),
+    # the statements from the USDT probes (a trap each), as before PgBackendStatus
+    "stat-query-usdt": (["stat", "--per", "query", "--usdt"], r"^counting "),
     "watch-xid-trap": (["watch", "xid", "-i", "0"], r"^watching "),
     "watch-xid-poll": (["watch", "xid", "--mode", "poll", "-i", "0"], r"^polling "),
     "profile-99": (["profile", "-F", "99"], r"^tracing "),
@@ -119,6 +121,7 @@ DEFAULT_COMMANDS = ("tps,latency-query,count-tx,stat-query,watch-xid-trap,watch-
 
 # TPS ratio goal per command (None: none set; the doc says what it costs)
 RATIO_GOAL = {"tps": 0.97, "latency-query": 0.97, "count-tx": 0.97, "stat-query": 0.97,
+              "stat-query-usdt": 0.97,
               "watch-xid-poll": 0.995, "profile-99": 0.99, "wait": 0.97, "wait-usdt": 0.97,
               "serve": 0.97,
               "serve-no-bpf-stats": 0.97}

@@ -415,6 +415,13 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 		else
 			add(r, "latency", ST_NA, "latency query times the USDT probes, a trap at each"
 			    " statement's start and end: %s", ti->wait_bestatus ? why : b.why);
+		/* and stat --by query, from the same rows (at its switches and socket reads) */
+		if (ti->lat_bestatus)
+			add(r, "stat", ST_OK, "--by query: statements read from PgBackendStatus at"
+			    " switches and socket reads: no USDT trap");
+		else
+			add(r, "stat", ST_NA, "--by query: statements from the USDT probes, a trap"
+			    " each: %s", ti->wait_bestatus ? why : b.why);
 	}
 }
 
@@ -513,6 +520,7 @@ static void print_json(const struct report *r, const struct machine *m,
 			json_str(&j, "wait_statements", ti->wait_bestatus ? "pg_backend_status" : "usdt");
 			json_str(&j, "latency_statements", ti->lat_bestatus ? "pg_backend_status" :
 				 "usdt");
+			json_str(&j, "stat_statements", ti->lat_bestatus ? "pg_backend_status" : "usdt");
 		} else {
 			json_null(&j, "pg_major");
 		}

@@ -135,6 +135,8 @@ test_expect_success 'doctor --pg: the server binary, build-id, USDT probes and m
 	if grep -q "statements from PgBackendStatus" w.err; then wait_bs=1; else wait_bs=0; fi &&
 	dbtap latency --pg "$PGDATA" -d 0.01 -j query >l.json 2>l.err &&
 	lat_from=$(json_py "print(d[\"statements_from\"])" <l.json) &&
+	dbtap stat --pg "$PGDATA" --by query -e task-clock -d 0.01 -j >s.json 2>s.err &&
+	stat_from=$(json_py "print(d[\"statements_from\"])" <s.json) &&
 	json_py "
 t = d[\"target\"]
 import os
@@ -154,6 +156,10 @@ assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == bool($wait_bs), c
 assert t[\"latency_statements\"] == \"$lat_from\", t
 c = [c for c in d[\"checks\"] if c[\"name\"] == \"latency\"]
 assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == (\"$lat_from\" == \"pg_backend_status\"), c
+# and stat --by query, as its JSON says
+assert t[\"stat_statements\"] == \"$stat_from\", t
+c = [c for c in d[\"checks\"] if c[\"name\"] == \"stat\"]
+assert len(c) == 1 and (c[0][\"status\"] == \"OK\") == (\"$stat_from\" == \"pg_backend_status\"), c
 " <pg.json
 '
 
