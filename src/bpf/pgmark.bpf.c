@@ -13,6 +13,21 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 want_records = 1;
+/*
+ * The transactions and statements are read at the switch-outs (pgmarksw.bpf.h): of the
+ * transaction probes only transaction__abort is attached, rare, for what the rows
+ * cannot say: that a transaction ended in an abort. It counts the abort and leaves the
+ * thread's bit in `aborted` for the switch-out that sees the transaction end.
+ */
+const volatile __u32 switch_marks = 0;
+
+/* A bit per thread id (pid_max / 64 words, set before load): aborted since its last look. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} aborted SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -94,6 +109,15 @@ static __always_inline void on_mark(__u64 kind)
 
 	if (!filter_match())
 		return;
+	if (switch_marks && kind == PGMARK_TXN_ABORT) {
+		__u32 idx = tid / 64;
+		__u64 *w = bpf_map_lookup_elem(&aborted, &idx);
+		stat_inc(PGMARK_ST_ABORTS);
+		/* other threads' bits share the word: atomic */
+		if (w)
+			__sync_fetch_and_or(w, 1ull << (tid % 64));
+		return;
+	}
 	switch (kind) {
 	case PGMARK_TXN_START:
 		start_set(&txn_start, tid, now);

@@ -13,6 +13,7 @@
 #include "bpf/pgmark.h"
 #include "pg/probes.h"
 #include "target/probespec.h"
+#include "target/proc.h"
 #include "util/error.h"
 #include "pgmark.skel.h"
 
@@ -90,6 +91,9 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 		goto fail;
 	TARGET_FILTER_RODATA(p->skel, o->target);
 	p->skel->rodata->want_records = o->records;
+	p->skel->rodata->switch_marks = o->switch_marks;
+	if (o->switch_marks)
+		bpf_map__set_max_entries(p->skel->maps.aborted, (proc_pid_max() + 63) / 64);
 	if (!o->records)
 		bpf_map__set_max_entries(p->skel->maps.ring, 4096);
 	attach_progs_prepare(&(struct attach_progs){ .multi = p->skel->progs.mark_multi,
@@ -101,9 +105,10 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 	if (bpf_loader_ring(&p->ring, p->skel->maps.ring, deliver, "pgmark"))
 		goto fail;
 	/* Ends before starts: a start alone would leave open spans with nothing to close them. */
+	/* read at the switch-outs, the aborts still come from their probe (rows cannot say) */
 	struct { const char *name; enum pgmark_kind kind; bool stmt, xact; } at[] = {
 		{ names->txn_commit, PGMARK_TXN_COMMIT, false, true },
-		{ names->txn_abort, PGMARK_TXN_ABORT, false, true },
+		{ names->txn_abort, PGMARK_TXN_ABORT, false, false },
 		{ names->txn_start, PGMARK_TXN_START, false, true },
 		{ names->query_done, PGMARK_QUERY_DONE, true, true },
 		{ names->query_start, PGMARK_QUERY_START, true, true },
@@ -190,4 +195,5 @@ void pgmark_probe_fds(const struct pgmark_probe *p, struct pgmark_fds *f)
 	f->ring = bpf_map__fd(p->skel->maps.ring);
 	f->hists = bpf_map__fd(p->skel->maps.hists);
 	f->stats = bpf_map__fd(p->skel->maps.stats);
+	f->aborted = bpf_map__fd(p->skel->maps.aborted);
 }

@@ -97,6 +97,7 @@ struct pgmark_thread {
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/bestatus.h"
 #include "report/hist.h"
 #include "target/target.h"
 
@@ -115,20 +116,16 @@ struct pgmark_probe_opts {
 
 /* This object's maps, for the program at sched_switch that writes into them. */
 struct pgmark_fds {
-	int ring, hists, stats;
+	int ring, hists, stats, aborted;
 };
 
 /*
  * What the program at sched_switch needs to read the markers (bpf/pgmarksw.bpf.h):
- * pgmark's maps, &MyBEEntry in the backends, the PgBackendStatus offsets (the change
- * count and the three timestamps within its first 64 bytes) and the BackendState values.
+ * pgmark's maps, and where the backends' PgBackendStatus rows are (bpf/bestatus.h).
  */
 struct pgmark_switch_opts {
 	struct pgmark_fds fds;
-	uint64_t beentry_addr;
-	uint32_t changecount_off, xact_ts_off, activity_ts_off, state_ts_off, state_off,
-		 activity_off;
-	uint32_t st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted;
+	struct bestatus_cfg cfg;
 	bool records, statements;
 };
 

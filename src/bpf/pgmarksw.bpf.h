@@ -2,22 +2,15 @@
 #ifndef DBTAP_BPF_PGMARKSW_BPF_H
 #define DBTAP_BPF_PGMARKSW_BPF_H
 
+#include "bpf/bestatus.bpf.h"
 #include "bpf/pgmark.h"
 #include "bpf/pgmarkhist.bpf.h"
 
 /*
- * Set by user space from pg/layout.c; mk_be_ptr_addr 0: none of this runs (the markers
- * come from pgmark's probes). &MyBEEntry, the offsets of the row's fields (the change
- * count and the three timestamps inside its first PGMARK_ROW_HEAD bytes, read at once),
- * and the BackendState values.
+ * Where the rows are: bestatus.bpf.h's read-only data (BESTATUS_RODATA);
+ * bestatus_beentry_addr 0: none of this runs (the markers come from pgmark's probes).
+ * Spans through the ring (the timeline's), and statement spans among them:
  */
-#define PGMARK_ROW_HEAD 64
-const volatile __u64 mk_be_ptr_addr = 0;
-const volatile __u32 mk_changecount_off = 0, mk_xact_ts_off = 0, mk_act_ts_off = 0,
-		     mk_state_ts_off = 0, mk_state_off = 0, mk_raw_off = 0;
-const volatile __u32 mk_st_idle = 0, mk_st_running = 0, mk_st_idle_xact = 0,
-		     mk_st_fastpath = 0, mk_st_idle_xact_aborted = 0;
-/* spans through the ring (the timeline's), and statement spans among them */
 const volatile __u32 mk_records = 1, mk_statements = 1;
 
 /*
@@ -42,6 +35,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } mark_stats SEC(".maps");
+
+/* pgmark's aborted bits: a thread id's bit set at its transaction__abort. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} mark_aborted SEC(".maps");
 
 /* Each traced thread between its switch-outs; deleted at its last. */
 struct {
@@ -105,11 +106,27 @@ static __always_inline void mark_span(__u32 kind, __u32 which, __u64 id, __u64 n
 	bpf_ringbuf_submit(r, 0);
 }
 
-/* A transaction ended: counted; timed and drawn when its start was seen (xact_us). */
-static __always_inline void mark_txn_end(__u64 id, __u64 now, __s64 xact_us, __s64 end_us,
-					 bool aborted, bool timed)
+/* Whether the thread aborted a transaction since its last look (the bit is taken). */
+static __always_inline bool abort_take(__u32 tid)
 {
-	mark_stat_inc(aborted ? PGMARK_ST_ABORTS : PGMARK_ST_COMMITS);
+	__u32 idx = tid / 64;
+	__u64 bit = 1ull << (tid % 64), *w = bpf_map_lookup_elem(&mark_aborted, &idx);
+
+	if (!w || !(*w & bit))
+		return false;
+	__sync_fetch_and_and(w, ~bit);
+	return true;
+}
+
+/*
+ * A transaction ended: counted (an abort that the probe saw is counted there); timed
+ * and drawn when its start was seen (xact_us).
+ */
+static __always_inline void mark_txn_end(__u64 id, __u64 now, __s64 xact_us, __s64 end_us,
+					 bool aborted, bool probed, bool timed)
+{
+	if (!probed)
+		mark_stat_inc(aborted ? PGMARK_ST_ABORTS : PGMARK_ST_COMMITS);
 	if (timed)
 		mark_span(PGMARK_TXN_SPAN, 0, id, now, span_ns(xact_us, end_us),
 			  aborted ? PGMARK_ABORTED : 0, 0);
@@ -123,23 +140,26 @@ static __always_inline void mark_txn_end(__u64 id, __u64 now, __s64 xact_us, __s
  * transaction is open while st_xact_start_timestamp is set, and ends at a report of
  * idle; one the row never showed open (an autocommit statement, which reported no
  * switch while it ran) began with its statement: StartTransaction() takes the
- * statement's own start timestamp. What a thread shows the first time is a baseline.
+ * statement's own start timestamp. Whether it aborted, the row does not say:
+ * transaction__abort's bit does. What a thread shows the first time is a baseline.
  * Global: the verifier checks it once, apart from the waits' half.
  */
 __noinline int marks_switch_out(__u64 id, __u32 dead)
 {
-	__u32 tid = (__u32)id, st = 0, fl;
+	__u32 tid = (__u32)id, tgid = id >> 32, st = 0, fl;
 	struct pgmark_thread *e;
-	__u64 row[PGMARK_ROW_HEAD / 8], now;
+	struct bestatus_head h;
 	__s64 xact, act, sst;
-	bool took;
+	bool took, ab, aborted;
+	__u64 be, now;
 
-	if (!mk_be_ptr_addr)
+	if (!bestatus_beentry_addr)
 		return 0;
 	e = bpf_map_lookup_elem(&mark_threads, &tid);
 	if (dead) {
 		if (e)
 			bpf_map_delete_elem(&mark_threads, &tid);
+		abort_take(tid); /* its id may be another thread's next */
 		return 0;
 	}
 	if (!e) {
@@ -152,31 +172,24 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 		if (!e)
 			return 0;
 	}
-	if (!e->be) {
-		__u64 be = 0, raw = 0;
-		/* MyBEEntry is set once, early in the backend's life: read until it is */
-		if (bpf_probe_read_user(&be, sizeof(be), (void *)mk_be_ptr_addr) || !be)
-			return 0;
-		/* the text buffer of the row is fixed for the server's life */
-		bpf_probe_read_user(&raw, sizeof(raw), (void *)(be + mk_raw_off));
-		e->be = be;
-		e->raw = raw;
-	}
-	if (bpf_probe_read_user(row, sizeof(row), (void *)e->be) ||
-	    bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + mk_state_off)))
+	be = bestatus_row(&e->be);
+	if (!be)
 		return 0;
 	/*
-	 * Odd: the backend was preempted inside its own write of the row; nobody else
-	 * writes it, so the next switch-out reads it whole.
+	 * Inside the backend's own write (odd change count: the next switch-out reads it
+	 * whole), or a row not yet its own: a new backend points at its row before it
+	 * writes it, which then holds the last owner's statement.
 	 */
-	if (*(__u32 *)((char *)row + mk_changecount_off) & 1)
+	if (bestatus_head_read(be, &h) || h.procpid != (__s32)tgid || bestatus_state_read(be, &st))
 		return 0;
-	xact = *(__s64 *)((char *)row + mk_xact_ts_off);
-	act = *(__s64 *)((char *)row + mk_act_ts_off);
-	sst = *(__s64 *)((char *)row + mk_state_ts_off);
-	if (st != mk_st_idle && st != mk_st_idle_xact && st != mk_st_idle_xact_aborted &&
-	    st != mk_st_running && st != mk_st_fastpath)
+	if (!bestatus_between(st) && st != bestatus_st_running && st != bestatus_st_fastpath)
 		return 0; /* starting, or track_activities off: nothing to tell */
+	/* the text buffer of the row is fixed for the server's life */
+	if (!e->raw)
+		e->raw = bestatus_text_addr(be);
+	xact = h.xact_start_us;
+	act = h.activity_start_us;
+	sst = h.state_start_us;
 	fl = e->flags;
 	/*
 	 * A transaction block that failed (idle in transaction (aborted) without a
@@ -184,60 +197,64 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 	 * says; the statements until its ROLLBACK make no transaction. A failed
 	 * subtransaction leaves the start set: the transaction is still open.
 	 */
-	bool failed = st == mk_st_idle_xact_aborted && !xact;
+	bool failed = st == bestatus_st_idle_xact_aborted && !xact;
 	if (!(fl & PGMARK_TH_SEEN)) {
+		abort_take(tid);
 		e->act_ts = act;
 		e->xact_ts = xact;
 		e->flags = PGMARK_TH_SEEN | (xact ? PGMARK_TH_UNTIMED : 0) |
 			   (failed ? PGMARK_TH_FAILED : 0);
 		return 0;
 	}
-	if (st == mk_st_running || st == mk_st_fastpath) {
+	if (st == bestatus_st_running || st == bestatus_st_fastpath) {
 		/* inside a statement: its transaction's start, for when it ends */
 		if (xact && xact != e->xact_ts) {
 			/* the one before ended between two switch-outs: counted, not timed */
-			if (e->xact_ts)
-				mark_txn_end(id, 0, 0, 0, fl & PGMARK_TH_ABORTED, false);
+			if (e->xact_ts) {
+				ab = abort_take(tid);
+				mark_txn_end(id, 0, 0, 0, ab || (fl & PGMARK_TH_ABORTED), ab, false);
+			}
 			e->xact_ts = xact;
 			e->flags = PGMARK_TH_SEEN;
 		}
 		return 0;
 	}
 	took = act && act != e->act_ts;
+	ab = abort_take(tid);
 	now = bpf_ktime_get_ns();
 	if (took) {
 		mark_span(PGMARK_STMT_SPAN, 1, id, now, span_ns(act, sst),
-			  st == mk_st_idle_xact_aborted ? PGMARK_ABORTED : 0, e->raw);
+			  st == bestatus_st_idle_xact_aborted || ab ? PGMARK_ABORTED : 0, e->raw);
 		e->act_ts = act;
 	}
 	if (failed) {
 		if (!(fl & PGMARK_TH_FAILED))
-			mark_txn_end(id, now, e->xact_ts, sst, true,
+			mark_txn_end(id, now, e->xact_ts, sst, true, ab,
 				     e->xact_ts && !(fl & PGMARK_TH_UNTIMED));
 		e->xact_ts = 0;
 		e->flags = PGMARK_TH_SEEN | PGMARK_TH_FAILED;
 		return 0;
 	}
-	if (st != mk_st_idle) {
+	if (st != bestatus_st_idle) {
 		/* idle in a transaction, or in one whose subtransaction failed */
 		if (xact != e->xact_ts) {
 			if (e->xact_ts)
-				mark_txn_end(id, now, 0, 0, fl & PGMARK_TH_ABORTED, false);
+				mark_txn_end(id, now, 0, 0, ab || (fl & PGMARK_TH_ABORTED), ab, false);
 			e->xact_ts = xact;
 			fl = PGMARK_TH_SEEN;
 		}
 		fl &= ~(PGMARK_TH_ABORTED | PGMARK_TH_FAILED);
 		/* a COMMIT from here rolls back, a ROLLBACK TO SAVEPOINT comes back */
-		if (st == mk_st_idle_xact_aborted)
+		if (st == bestatus_st_idle_xact_aborted)
 			fl |= PGMARK_TH_ABORTED;
 		e->flags = fl;
 		return 0;
 	}
+	aborted = ab || (fl & PGMARK_TH_ABORTED);
 	if (e->xact_ts)
-		mark_txn_end(id, now, e->xact_ts, sst, fl & PGMARK_TH_ABORTED,
-			     !(fl & PGMARK_TH_UNTIMED));
+		mark_txn_end(id, now, e->xact_ts, sst, aborted, ab, !(fl & PGMARK_TH_UNTIMED));
 	else if (took && !(fl & PGMARK_TH_FAILED))
-		mark_txn_end(id, now, act, sst, false, true);
+		mark_txn_end(id, now, act, sst, aborted, ab, true);
 	e->xact_ts = 0;
 	e->flags = PGMARK_TH_SEEN;
 	return 0;

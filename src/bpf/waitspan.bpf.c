@@ -137,7 +137,7 @@ int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct tas
 	/* the clock is read only for a wait: most traced switches are of idle backends */
 	if (s.pt) {
 		/* a marker's end is anchored at this switch-out's clock: before the waits' work */
-		if (mk_be_ptr_addr)
+		if (bestatus_beentry_addr)
 			marks_switch_out(s.id, s.dead);
 		switch_out(s.ptid, s.id >> 32, s.dead);
 	}

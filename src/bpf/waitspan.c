@@ -54,24 +54,14 @@ static int marks_prepare(struct waitspan_probe *p, const struct pgmark_switch_op
 
 	if ((err = bpf_map__reuse_fd(p->skel->maps.marks, m->fds.ring)) ||
 	    (err = bpf_map__reuse_fd(p->skel->maps.mark_hists, m->fds.hists)) ||
-	    (err = bpf_map__reuse_fd(p->skel->maps.mark_stats, m->fds.stats))) {
+	    (err = bpf_map__reuse_fd(p->skel->maps.mark_stats, m->fds.stats)) ||
+	    (err = bpf_map__reuse_fd(p->skel->maps.mark_aborted, m->fds.aborted))) {
 		errno = -err;
 		error_errno("cannot share the markers' maps with the program at sched_switch");
 		hint("this is a bug in dbtap: run with -v and report it");
 		return -1;
 	}
-	ro->mk_be_ptr_addr = m->beentry_addr;
-	ro->mk_changecount_off = m->changecount_off;
-	ro->mk_xact_ts_off = m->xact_ts_off;
-	ro->mk_act_ts_off = m->activity_ts_off;
-	ro->mk_state_ts_off = m->state_ts_off;
-	ro->mk_state_off = m->state_off;
-	ro->mk_raw_off = m->activity_off;
-	ro->mk_st_idle = m->st_idle;
-	ro->mk_st_running = m->st_running;
-	ro->mk_st_idle_xact = m->st_idle_xact;
-	ro->mk_st_fastpath = m->st_fastpath;
-	ro->mk_st_idle_xact_aborted = m->st_idle_xact_aborted;
+	BESTATUS_RODATA(p->skel, &m->cfg);
 	ro->mk_records = m->records;
 	ro->mk_statements = m->statements;
 	return 0;

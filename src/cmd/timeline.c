@@ -140,36 +140,15 @@ static bool switch_marks_find(struct pg_side *p, struct pgmark_switch_opts *m)
 		snprintf(s->marks_why, sizeof(s->marks_why), "%s", b.why);
 		return false;
 	}
-	const struct pg_bestatus_loc *l = &b.loc;
-	/* the change count and the three timestamps are read in one copy of the row's head */
-	if (l->changecount_off + 4 > 64 || l->xact_ts_off + 8 > 64 || l->activity_ts_off + 8 > 64 ||
-	    l->state_ts_off + 8 > 64 || (l->changecount_off | l->xact_ts_off | l->activity_ts_off |
-					 l->state_ts_off) % 4) {
-		snprintf(s->marks_why, sizeof(s->marks_why), "the PgBackendStatus fields of the"
-			 " binary's debug info are not within the row's first 64 bytes");
+	if (bestatus_cfg_init(&m->cfg, &b, s->marks_why, sizeof(s->marks_why)) < 0)
 		return false;
-	}
 	/* with track_activities off the rows say nothing: the server's setting, inherited */
 	if (mem_read(p->t->pg.postmaster, b.track_addr, &track, sizeof(track)) == 0 && !track) {
 		snprintf(s->marks_why, sizeof(s->marks_why), "track_activities is off");
 		return false;
 	}
-	*m = (struct pgmark_switch_opts){
-		.beentry_addr = b.beentry_addr,
-		.changecount_off = l->changecount_off,
-		.xact_ts_off = l->xact_ts_off,
-		.activity_ts_off = l->activity_ts_off,
-		.state_ts_off = l->state_ts_off,
-		.state_off = l->state_off,
-		.activity_off = l->activity_off,
-		.st_idle = l->st_idle,
-		.st_running = l->st_running,
-		.st_idle_xact = l->st_idle_xact,
-		.st_fastpath = l->st_fastpath,
-		.st_idle_xact_aborted = l->st_idle_xact_aborted,
-		.records = true,
-		.statements = p->statements,
-	};
+	m->records = true;
+	m->statements = p->statements;
 	return true;
 }
 
@@ -212,8 +191,9 @@ static void pg_side_open(struct pg_side *p)
 			s->switch_marks = true;
 			verbose("transactions and statements: *MyBEEntry at 0x%" PRIx64 " read at the"
 				" switch-outs (st_xact_start_timestamp +%u, st_activity_start_timestamp"
-				" +%u, st_state_start_timestamp +%u, st_state +%u)", m.beentry_addr,
-				m.xact_ts_off, m.activity_ts_off, m.state_ts_off, m.state_off);
+				" +%u, st_state_start_timestamp +%u, st_state +%u), aborts from"
+				" transaction__abort", (uint64_t)m.cfg.beentry_addr, m.cfg.xact_ts_off,
+				m.cfg.activity_ts_off, m.cfg.state_ts_off, m.cfg.state_off);
 			return;
 		}
 		/* the markers from the probes after all: only the waits failed */
