@@ -5,6 +5,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "bpf/bestatus.bpf.h"
 #include "bpf/filter.bpf.h"
 #include "bpf/stmthash.bpf.h"
 #include "bpf/wait.h"
@@ -18,22 +19,15 @@ const volatile bool want_stacks = false;
 const volatile bool self_time = false;
 
 /*
- * The PgBackendStatus path, set by user space from pg/layout.c: &MyBEEntry (0: the
- * USDT path, the programs at the probes tell the state and the statement instead),
- * &debug_query_string, the offsets of st_state, st_activity_start_timestamp and
- * st_activity_raw, and the BackendState values of a backend inside a transaction.
+ * The PgBackendStatus path: bestatus.bpf.h's configuration (bestatus_beentry_addr 0:
+ * the USDT path, the programs at the probes tell the state and the statement instead),
+ * and be_span_len: the bytes of the row from its start to past st_activity_raw, read in
+ * one copy (st_changecount, st_procpid, st_activity_start_timestamp, st_state and
+ * st_activity_raw at once, where bestatus.bpf.h reads the head, the state and the text's
+ * address apart), 0 where the row's fields lie farther than WAIT_TEXT_LEN bytes (a
+ * layout from debug info): then one read each.
  */
-const volatile __u64 be_ptr_addr = 0;
-const volatile __u64 query_ptr_addr = 0;
-const volatile __u32 be_state_off = 0, be_ts_off = 0, be_activity_off = 0;
-/*
- * The three fields as one read: the span of the row from be_span_off, be_span_len
- * bytes (at most WAIT_TEXT_LEN, each field aligned in it), 0 where they lie farther
- * apart (a layout from debug info): then one read each.
- */
-const volatile __u32 be_span_off = 0, be_span_len = 0;
-const volatile __u32 st_running = 0, st_fastpath = 0, st_idle_xact = 0,
-		     st_idle_xact_aborted = 0;
+const volatile __u32 be_span_len = 0;
 
 /* Accounting starts here for threads already running when the program was attached. */
 __u64 t0 = 0;
@@ -114,11 +108,19 @@ static __always_inline struct wait_drops *drops_get(void)
 	return bpf_map_lookup_elem(&drops, &zero);
 }
 
-/* Adds time to (process, statement, wait): ns and count, max the longest stretch in it. */
-static __always_inline void agg_add(const struct wait_key *k, __u64 ns, __u64 count, __u64 max)
+/*
+ * Adds time to (process, statement, wait): ns and count, max the longest stretch in it.
+ * A global function, checked once by the verifier: inlined at each of its callers (the
+ * held stretches of both halves of a switch, and a thread's last switch) it multiplied
+ * the paths of on_switch (14,866 instructions verified, 120 ms at a start at load 12).
+ */
+__noinline int wait_agg_add(const struct wait_key *k, __u64 ns, __u64 count, __u64 max)
 {
-	struct wait_val *v = bpf_map_lookup_elem(&aggs, k);
+	struct wait_val *v;
 
+	if (!k)
+		return 0;
+	v = bpf_map_lookup_elem(&aggs, k);
 	if (!v) {
 		struct wait_val zero = {};
 		/* EEXIST when another CPU created it meanwhile: the lookup finds it then */
@@ -128,7 +130,7 @@ static __always_inline void agg_add(const struct wait_key *k, __u64 ns, __u64 co
 			struct wait_drops *d = drops_get();
 			if (d)
 				d->aggs_full++;
-			return;
+			return 0;
 		}
 	}
 	__sync_fetch_and_add(&v->ns, ns);
@@ -136,6 +138,7 @@ static __always_inline void agg_add(const struct wait_key *k, __u64 ns, __u64 co
 	/* one process's stretches come one at a time: a plain max is enough */
 	if (max > v->max_ns)
 		v->max_ns = max;
+	return 1;
 }
 
 /*
@@ -143,34 +146,43 @@ static __always_inline void agg_add(const struct wait_key *k, __u64 ns, __u64 co
  * map is added to, and user space reads the map before the threads: a read between
  * the two sees the time late, never twice.
  */
-static __always_inline void acc_cpu_flush(struct wait_thread *e)
+__noinline int acc_cpu_flush(struct wait_thread *e)
 {
-	struct wait_key k = { .stmt = e->acc_stmt, .tgid = e->tgid, .kind = WAIT_KIND_CPU };
-	__u64 cpu = e->acc_cpu_ns, cpu_max = e->acc_cpu_max, run = e->acc_run_ns,
-	      run_max = e->acc_run_max;
+	struct wait_key k = { .kind = WAIT_KIND_CPU };
+	__u64 cpu, cpu_max, run, run_max;
 
-	if (!(e->acc_on & WAIT_ACC_CPU))
-		return;
+	if (!e || !(e->acc_on & WAIT_ACC_CPU))
+		return 0;
+	k.stmt = e->acc_stmt;
+	k.tgid = e->tgid;
+	cpu = e->acc_cpu_ns;
+	cpu_max = e->acc_cpu_max;
+	run = e->acc_run_ns;
+	run_max = e->acc_run_max;
 	e->acc_on &= ~WAIT_ACC_CPU;
 	e->acc_cpu_ns = e->acc_cpu_max = e->acc_run_ns = e->acc_run_max = 0;
-	agg_add(&k, cpu, 0, cpu_max);
+	wait_agg_add(&k, cpu, 0, cpu_max);
 	if (run) {
 		k.kind = WAIT_KIND_RUNNABLE;
-		agg_add(&k, run, 0, run_max);
+		wait_agg_add(&k, run, 0, run_max);
 	}
+	return 0;
 }
 
 /* The same for the held off-CPU stretches. */
-static __always_inline void acc_off_flush(struct wait_thread *e)
+__noinline int acc_off_flush(struct wait_thread *e)
 {
-	struct wait_key k = e->acc_key;
-	struct wait_val v = e->acc_val;
+	struct wait_key k;
+	struct wait_val v;
 
-	if (!(e->acc_on & WAIT_ACC_OFF))
-		return;
+	if (!e || !(e->acc_on & WAIT_ACC_OFF))
+		return 0;
+	k = e->acc_key;
+	v = e->acc_val;
 	e->acc_on &= ~WAIT_ACC_OFF;
 	e->acc_val.ns = e->acc_val.count = e->acc_val.max_ns = 0;
-	agg_add(&k, v.ns, v.count, v.max_ns);
+	wait_agg_add(&k, v.ns, v.count, v.max_ns);
+	return 0;
 }
 
 /* A stretch's CPU time (and runnable time on CPU) under statement stmt: held. */
@@ -339,6 +351,15 @@ static __always_inline __u64 text_key(const char *src, bool or_empty, bool wide)
 }
 
 /*
+ * text_key() at a switch-out, as a global function: the verifier checks its hash loop
+ * once, not once for each way bestatus_stmt() comes to it.
+ */
+__noinline __u64 wait_switch_text_key(__u64 src)
+{
+	return text_key((const char *)src, false, true);
+}
+
+/*
  * The PgBackendStatus path: the statement, read from the backend leaving the CPU (the
  * current task: its memory is readable here) instead of trapped at its start and end.
  * debug_query_string is the running statement's text, NULL between statements; the
@@ -350,7 +371,11 @@ static __always_inline __u64 text_key(const char *src, bool or_empty, bool wide)
  * for the stretch that starts. With track_activities off the timestamp stays 0: a
  * statement is known by its text then, read at every switch-out inside it.
  */
-static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 *state)
+/* A field of the row's copy at off (the masks keep the verifier's bounds and alignment). */
+#define WAIT_ROW_AT(buf, off, type) \
+	(*(type *)((buf) + ((off) & (WAIT_TEXT_LEN - sizeof(type)))))
+
+static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 tgid, __u32 *state)
 {
 	__u64 be = e->be, q = 0, ts = 0, raw = 0, src, h;
 	bool first = false, have_raw = false;
@@ -358,24 +383,34 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 *state)
 	*state = 0;
 	if (!be) {
 		/* MyBEEntry is set once, early in the backend's life: read until it is */
-		bpf_probe_read_user(&be, sizeof(be), (void *)be_ptr_addr);
-		e->be = be;
+		be = bestatus_row(&e->be);
 		first = be != 0;
 	}
-	bpf_probe_read_user(&q, sizeof(q), (void *)query_ptr_addr);
+	bpf_probe_read_user(&q, sizeof(q), (void *)bestatus_query_addr);
 	if (be && be_span_len) {
-		/* the row's span through the text's scratch buffer, not needed before the text */
+		/* the row through the text's scratch buffer, not needed before the text */
 		__u32 zero = 0;
 		char *buf = bpf_map_lookup_elem(&scratch, &zero);
-		if (buf && be_span_len <= WAIT_TEXT_LEN &&
-		    !bpf_probe_read_user(buf, be_span_len, (void *)(be + be_span_off))) {
-			ts = *(__u64 *)(buf + (be_ts_off - be_span_off));
-			*state = *(__u32 *)(buf + (be_state_off - be_span_off));
-			raw = *(__u64 *)(buf + (be_activity_off - be_span_off));
-			have_raw = true;
-		}
+		__s32 pid;
+
+		if (!buf || be_span_len > WAIT_TEXT_LEN ||
+		    bpf_probe_read_user(buf, be_span_len, (void *)be))
+			goto unreadable;
+		/*
+		 * Inside the backend's own write of its row (preempted there: odd
+		 * st_changecount), or a row another backend took after this one left it:
+		 * not read now, the next switch-out reads it (bestatus.bpf.h's rules).
+		 */
+		pid = WAIT_ROW_AT(buf, bestatus_procpid_off, __s32);
+		if ((WAIT_ROW_AT(buf, bestatus_changecount_off, __s32) & 1) ||
+		    (pid != (__s32)tgid && pid != 0))
+			goto unreadable;
+		ts = WAIT_ROW_AT(buf, bestatus_activity_ts_off, __u64);
+		*state = WAIT_ROW_AT(buf, bestatus_state_off, __u32);
+		raw = WAIT_ROW_AT(buf, bestatus_activity_off, __u64);
+		have_raw = true;
 	} else if (be) {
-		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + be_ts_off));
+		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + bestatus_activity_ts_off));
 		/* st_state is wanted at a ClientRead only: read then (backend_busy) */
 		*state = ~0u;
 	}
@@ -395,11 +430,12 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 *state)
 	if (!src && ts && ts != e->q_ts) {
 		if (have_raw)
 			src = raw;
-		else if (bpf_probe_read_user(&src, sizeof(src), (void *)(be + be_activity_off)))
+		else if (bpf_probe_read_user(&src, sizeof(src),
+					     (void *)(be + bestatus_activity_off)))
 			src = 0;
 	}
 	if (src) {
-		h = text_key((const char *)src, false, true);
+		h = wait_switch_text_key(src);
 		/* not readable now (a page not present): again at the next switch-out */
 		if (!h)
 			return q ? e->stmt : 0;
@@ -412,24 +448,28 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 *state)
 	e->q_ptr = q;
 	e->q_ts = ts;
 	return q ? e->q_hash : 0;
+unreadable:
+	/* the row first seen is looked at again as such */
+	if (first)
+		e->be = 0;
+	return q ? e->stmt : 0;
 }
 
 /*
  * Whether a backend waiting for its client is inside a transaction (or a statement:
  * COPY FROM STDIN reads its data in ClientRead): idle otherwise. track_activities off
  * leaves st_state STATE_DISABLED: idle. st is the state bestatus_stmt() read with the
- * row, ~0 when it read the timestamp alone: read here then.
+ * row (0 when it could not), ~0 when it read the timestamp alone: read here then.
  */
 static __always_inline bool backend_busy(struct wait_thread *e, __u32 st)
 {
-	if (!be_ptr_addr)
+	if (!bestatus_beentry_addr)
 		return e->in_xact;
 	if (!e->be)
 		return false;
-	if (st == ~0u && bpf_probe_read_user(&st, sizeof(st), (void *)(e->be + be_state_off)))
+	if (st == ~0u && bestatus_state_read(e->be, &st))
 		return false;
-	return st == st_idle_xact || st == st_idle_xact_aborted || st == st_running ||
-	       st == st_fastpath;
+	return bestatus_busy(st);
 }
 
 /* The task's CPU time by the kernel's count: a task that is not current, through CO-RE. */
@@ -468,8 +508,8 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 		d->unpaired++;
 	__u64 next_stmt = e->stmt;
 	__u32 be_state = ~0u;
-	if (be_ptr_addr && !(prev_state & TASK_DEAD_BIT))
-		next_stmt = bestatus_stmt(e, &be_state);
+	if (bestatus_beentry_addr && !(prev_state & TASK_DEAD_BIT))
+		next_stmt = bestatus_stmt(e, tgid, &be_state);
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, prev->se.sum_exec_runtime, true);
 	if (prev_state & TASK_DEAD_BIT) {

@@ -56,28 +56,26 @@ uint64_t wait_probe_now(void)
 }
 
 /*
- * The row's three fields in one read when they lie within WAIT_TEXT_LEN bytes, each
- * aligned at its offset in the span (the verifier's strict alignment): 15's layout
- * spans 224 bytes. Otherwise the program reads them one by one.
+ * The row from its start to past its last field wait reads, in one copy, when that is
+ * at most WAIT_TEXT_LEN bytes and each field is aligned in it (the verifier's strict
+ * alignment): 15's layout takes 256. Otherwise the program reads them one by one.
  */
-static void be_span(struct wait_probe *wp, const struct wait_probe_opts *o)
+static void be_span(struct wait_probe *wp, const struct bestatus_cfg *b)
 {
-	uint32_t lo = o->activity_ts_off, hi = o->activity_ts_off + 8;
+	const uint32_t off[] = { b->changecount_off, b->procpid_off, b->activity_ts_off,
+				 b->state_off, b->activity_off };
+	const uint32_t size[] = { 4, 4, 8, 4, 8 };
+	uint32_t hi = 0;
 
-	if (o->state_off < lo)
-		lo = o->state_off;
-	if (o->activity_off < lo)
-		lo = o->activity_off;
-	lo &= ~7u;
-	if (o->state_off + 4 > hi)
-		hi = o->state_off + 4;
-	if (o->activity_off + 8 > hi)
-		hi = o->activity_off + 8;
-	if (hi - lo > WAIT_TEXT_LEN || o->activity_ts_off % 8 || o->activity_off % 8 ||
-	    o->state_off % 4)
-		return;
-	wp->skel->rodata->be_span_off = lo;
-	wp->skel->rodata->be_span_len = hi - lo;
+	for (int i = 0; i < 5; i++) {
+		if (off[i] % size[i])
+			return;
+		if (off[i] + size[i] > hi)
+			hi = off[i] + size[i];
+	}
+	hi = (hi + 7) & ~7u;
+	if (hi <= WAIT_TEXT_LEN)
+		wp->skel->rodata->be_span_len = hi;
 }
 
 struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
@@ -106,20 +104,12 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });
-	if (o->beentry_addr) {
-		wp->skel->rodata->be_ptr_addr = o->beentry_addr;
-		wp->skel->rodata->query_ptr_addr = o->query_addr;
-		wp->skel->rodata->be_state_off = o->state_off;
-		wp->skel->rodata->be_ts_off = o->activity_ts_off;
-		wp->skel->rodata->be_activity_off = o->activity_off;
-		wp->skel->rodata->st_running = o->st_running;
-		wp->skel->rodata->st_fastpath = o->st_fastpath;
-		wp->skel->rodata->st_idle_xact = o->st_idle_xact;
-		wp->skel->rodata->st_idle_xact_aborted = o->st_idle_xact_aborted;
-		be_span(wp, o);
+	if (o->bestatus.beentry_addr) {
+		BESTATUS_RODATA(wp->skel, &o->bestatus);
+		be_span(wp, &o->bestatus);
 	}
 	/* no probe programs where nothing is trapped: nor their verification at start */
-	if (o->beentry_addr || o->floor) {
+	if (o->bestatus.beentry_addr || o->floor) {
 		bpf_program__set_autoload(wp->skel->progs.query_start, false);
 		bpf_program__set_autoload(wp->skel->progs.event_multi, false);
 		bpf_program__set_autoload(wp->skel->progs.event_uprobe, false);
@@ -136,17 +126,11 @@ fail:
 int wait_probe_opts_bestatus(struct wait_probe_opts *o, int major, const char *binary,
 			     pid_t ref, struct pg_bestatus *b)
 {
-	if (pg_bestatus_find(major, binary, ref, b) < 0)
+	if (pg_bestatus_find(major, binary, ref, b) < 0 ||
+	    bestatus_cfg_init(&o->bestatus, b, b->why, sizeof(b->why)) < 0) {
+		memset(&o->bestatus, 0, sizeof(o->bestatus));
 		return -1;
-	o->beentry_addr = b->beentry_addr;
-	o->query_addr = b->query_addr;
-	o->state_off = b->loc.state_off;
-	o->activity_ts_off = b->loc.activity_ts_off;
-	o->activity_off = b->loc.activity_off;
-	o->st_running = b->loc.st_running;
-	o->st_fastpath = b->loc.st_fastpath;
-	o->st_idle_xact = b->loc.st_idle_xact;
-	o->st_idle_xact_aborted = b->loc.st_idle_xact_aborted;
+	}
 	return 0;
 }
 
@@ -156,11 +140,13 @@ bool wait_probe_backend_busy(const struct wait_probe_opts *o, pid_t pid)
 	uint64_t be = 0;
 	uint32_t st = 0;
 
-	if (!o->beentry_addr || mem_read_u64(pid, o->beentry_addr, &be) < 0 || !be ||
-	    mem_read(pid, be + o->state_off, &st, sizeof(st)) < 0)
+	const struct bestatus_cfg *b = &o->bestatus;
+
+	if (!b->beentry_addr || mem_read_u64(pid, b->beentry_addr, &be) < 0 || !be ||
+	    mem_read(pid, be + b->state_off, &st, sizeof(st)) < 0)
 		return false;
-	return st == o->st_idle_xact || st == o->st_idle_xact_aborted || st == o->st_running ||
-	       st == o->st_fastpath;
+	return st == b->st_idle_xact || st == b->st_idle_xact_aborted || st == b->st_running ||
+	       st == b->st_fastpath;
 }
 
 void wait_probe_start(struct wait_probe *wp, uint64_t t0)
@@ -233,7 +219,7 @@ int wait_probe_attach(struct wait_probe *wp)
 		attach_plan_free(&plan);
 		return rc;
 	}
-	if (wp->o->beentry_addr) {
+	if (wp->o->bestatus.beentry_addr) {
 		/* the state and the statement are read at the switches: no probe to trap */
 		rc = attach_plan_run(&plan, &wp->links);
 		attach_plan_free(&plan);

@@ -144,6 +144,7 @@ struct wait_drops {
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/bestatus.h"
 #include "target/target.h"
 
 struct wait_probe;
@@ -160,14 +161,11 @@ struct wait_probe_opts {
 	bool floor;           /* attach an empty program instead (bench/wait-switch.sh) */
 	bool self_time;       /* the program times itself (struct wait_drops self_ns) */
 	/*
-	 * Set (beentry_addr != 0): the transaction state and the statement are read from
-	 * the backend's PgBackendStatus at its switches (pg/layout.h), no USDT probe is
-	 * attached. 0: the USDT path.
+	 * Set (bestatus.beentry_addr != 0, wait_probe_opts_bestatus()): the transaction state
+	 * and the statement are read from the backend's PgBackendStatus at its switches
+	 * (bestatus.bpf.h), no USDT probe is attached. 0: the USDT path.
 	 */
-	uint64_t beentry_addr, query_addr;
-	uint32_t state_off, activity_ts_off, activity_off;
-	uint32_t st_running, st_fastpath, st_idle_xact, st_idle_xact_aborted;
-
+	struct bestatus_cfg bestatus;
 };
 
 /* An aggregate entry, read back. */
@@ -189,11 +187,12 @@ struct wait_proc_entry {
 struct pg_bestatus;
 
 /*
- * The PgBackendStatus path into o, as every user of wait_probe takes it: where the
- * server's major version has a checked layout (pg/layout.c) and its binary (loaded
- * like process ref) exports the symbols, the transaction state and the statements are
- * read at the switches, no USDT probe attached; 0, b filled. -1: o left on the USDT
- * path, why in b->why (nothing printed).
+ * The PgBackendStatus path into o, as every user of wait_probe (and doctor) takes it:
+ * where the server's major version has a checked layout (pg/layout.c), its binary
+ * (loaded like process ref) exports the symbols and bestatus.bpf.h can read the row
+ * (bestatus_cfg_init()), the transaction state and the statements are read at the
+ * switches, no USDT probe attached; 0, b filled. -1: o left on the USDT path, why in
+ * b->why (nothing printed).
  */
 int wait_probe_opts_bestatus(struct wait_probe_opts *o, int major, const char *binary,
 			     pid_t ref, struct pg_bestatus *b);

@@ -13,6 +13,7 @@
 #include "bpf/bestatus.h"
 #include "bpf/corebtf.h"
 #include "bpf/features.h"
+#include "bpf/wait.h"
 #include "cmd/cmd.h"
 #include "cmd/frame.h"
 #include "perf/probe.h"
@@ -392,9 +393,10 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 		    ti->pg_version[0] ? ti->pg_version : "?", ti->pg_major, ti->pg_datadir);
 	if (ti->pg_major && ti->pg_postmaster) {
 		/* which path dbtap wait takes for the transaction state and the statements */
+		struct wait_probe_opts wo = { 0 };
 		struct pg_bestatus b;
-		ti->wait_bestatus = pg_bestatus_find(ti->pg_major, t->binary, ti->pg_postmaster,
-						     &b) == 0;
+		ti->wait_bestatus = wait_probe_opts_bestatus(&wo, ti->pg_major, t->binary,
+							     ti->pg_postmaster, &b) == 0;
 		if (ti->wait_bestatus) {
 			add(r, "wait", ST_OK, "statements and transaction state read from"
 			    " PgBackendStatus at switches (%s): no USDT trap",

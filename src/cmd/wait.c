@@ -1277,7 +1277,7 @@ int cmd_wait(int argc, char **argv)
 		goto fail;
 	}
 	c.attached = true;
-	if (c.po.beentry_addr)
+	if (c.po.bestatus.beentry_addr)
 		fprintf(stderr, "tracing waits in %s (sched_switch; statements from"
 			" PgBackendStatus, no USDT probe); Ctrl-C to stop\n", target_describe(&c.t));
 	else
