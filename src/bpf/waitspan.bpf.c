@@ -58,8 +58,10 @@ static __always_inline __u64 *span_word(__u32 tid)
  * prev leaves the CPU (it is still the current task: its memory is readable). An
  * entry stays only while prev sleeps in a wait; a thread that leaves in another state
  * loses it, so the next wait in the same event is a new span, not a continuation.
+ * Preempted with no wait event set (between two sleeps of one wait: a lock wait's
+ * deadlock check runs on CPU) it keeps it: that is not a state the thread chose.
  */
-static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead)
+static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead, bool preempt)
 {
 	__u64 *w = span_word(tid), bit = 1ull << (tid % 64);
 	/* an id above the pid_max the bits were sized for: look it up */
@@ -70,7 +72,7 @@ static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead)
 	/* its last switch: a wait word still set is an exiting backend's, not a wait */
 	ev = dead ? 0 : read_wait_event();
 	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class)) {
-		if (e) {
+		if (e && !(preempt && ev == 0)) {
 			bpf_map_delete_elem(&threads, &tid);
 			if (w)
 				__sync_fetch_and_and(w, ~bit);
@@ -139,7 +141,7 @@ int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct tas
 		/* a marker's end is anchored at this switch-out's clock: before the waits' work */
 		if (bestatus_beentry_addr)
 			marks_switch_out(s.id, s.dead);
-		switch_out(s.ptid, s.id >> 32, s.dead);
+		switch_out(s.ptid, s.id >> 32, s.dead, preempt);
 	}
 	if (s.nt)
 		switch_in(s.ntid);
