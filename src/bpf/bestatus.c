@@ -5,6 +5,7 @@
 
 #include "bpf/bestatus.h"
 #include "pg/layout.h"
+#include "target/mem.h"
 
 /* PostgreSQL's epoch, 2000-01-01 UTC, in Unix seconds. */
 #define PG_EPOCH_UNIX 946684800LL
@@ -50,5 +51,26 @@ int bestatus_cfg_init(struct bestatus_cfg *cfg, const struct pg_bestatus *b, cha
 	cfg->st_idle_xact = l->st_idle_xact;
 	cfg->st_fastpath = l->st_fastpath;
 	cfg->st_idle_xact_aborted = l->st_idle_xact_aborted;
+	return 0;
+}
+
+int bestatus_cfg_find(struct bestatus_cfg *cfg, struct pg_bestatus *b, int major,
+		      const char *binary, pid_t ref, char *why, size_t whylen)
+{
+	uint8_t track = 1;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (pg_bestatus_find(major, binary, ref, b) < 0) {
+		snprintf(why, whylen, "%s", b->why);
+		return -1;
+	}
+	if (bestatus_cfg_init(cfg, b, why, whylen) < 0)
+		return -1;
+	/* the server's setting, as its backends inherit it: off, the rows stay empty */
+	if (mem_read(ref, b->track_addr, &track, sizeof(track)) == 0 && !track) {
+		memset(cfg, 0, sizeof(*cfg));
+		snprintf(why, whylen, "track_activities is off");
+		return -1;
+	}
 	return 0;
 }

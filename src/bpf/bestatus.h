@@ -36,6 +36,7 @@ struct bestatus_track {
 
 #ifndef __VMLINUX_H__
 #include <stddef.h>
+#include <sys/types.h>
 
 struct pg_bestatus;
 
@@ -45,6 +46,14 @@ struct pg_bestatus;
  */
 int bestatus_cfg_init(struct bestatus_cfg *cfg, const struct pg_bestatus *b, char *why,
 		      size_t whylen);
+
+/*
+ * The rows of the cluster whose processes run binary loaded like ref (a postmaster or
+ * one of its backends), found by pg_bestatus_find() into *b, checked by
+ * bestatus_cfg_init(), with track_activities on: 0; -1 and why otherwise.
+ */
+int bestatus_cfg_find(struct bestatus_cfg *cfg, struct pg_bestatus *b, int major,
+		      const char *binary, pid_t ref, char *why, size_t whylen);
 
 /* Sets a skeleton's bestatus_* read-only data (bestatus.bpf.h) from cfg, before load. */
 #define BESTATUS_RODATA(skel, cfg)                                                       \

@@ -122,7 +122,8 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		attach_plan_probe(&plan, &aborts, o->abort, 0, false);
 		attach_plan_prog(&plan, lp->skel->progs.stmt_exit, "sched_process_exit");
 		attach_plan_prog(&plan, lp->skel->progs.stmt_switch, "sched_switch");
-		lp->nsites = probe_nsites(o->abort);
+		/* the abort's sites and the two tracepoints, as wait counts its own */
+		lp->nsites = probe_nsites(o->abort) + 2;
 	} else {
 		/* ENDs first: a START attached alone would fill the map with nothing to pair. */
 		for (int i = 0; i < o->npairs; i++)

@@ -104,7 +104,7 @@ int lat_probe_read_threads(struct lat_probe *lp, struct lat_key **keys, struct l
 int lat_probe_pending(struct lat_probe *lp);
 /* latency query: every statement key, count returned, a malloc'd array; -1 on failure. */
 int lat_probe_read_stmts(struct lat_probe *lp, struct lat_stmt_entry **out);
-/* Probe sites attached (USDT probes have one or more, functions one). */
+/* Probe sites attached (USDT probes have one or more, functions one; tracepoints one each). */
 int lat_probe_nlinks(const struct lat_probe *lp);
 /* The loaded programs' fds and names (for their run-time statistics); count, at most max. */
 int lat_probe_progs(const struct lat_probe *lp, int *fds, const char **names, int max);

@@ -409,21 +409,21 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 		/* latency query: the same rows, read for the statements' ends */
 		struct bestatus_cfg cfg;
 		char why[160];
-		ti->lat_bestatus = ti->wait_bestatus && bestatus_cfg_init(&cfg, &b, why,
-									 sizeof(why)) == 0;
+		ti->lat_bestatus = bestatus_cfg_find(&cfg, &b, ti->pg_major, t->binary,
+						     ti->pg_postmaster, why, sizeof(why)) == 0;
 		if (ti->lat_bestatus)
 			add(r, "latency", ST_OK, "latency query reads each statement's end from"
 			    " PgBackendStatus at the backends' switches: no trap per statement");
 		else
 			add(r, "latency", ST_NA, "latency query times the USDT probes, a trap at each"
-			    " statement's start and end: %s", ti->wait_bestatus ? why : b.why);
+			    " statement's start and end: %s", why);
 		/* and stat --by query, from the same rows (at its switches and socket reads) */
 		if (ti->lat_bestatus)
 			add(r, "stat", ST_OK, "--by query: statements read from PgBackendStatus at"
 			    " switches and socket reads: no USDT trap");
 		else
 			add(r, "stat", ST_NA, "--by query: statements from the USDT probes, a trap"
-			    " each: %s", ti->wait_bestatus ? why : b.why);
+			    " each: %s", why);
 	}
 }
 

@@ -16,7 +16,6 @@
 #include "pg/probes.h"
 #include "report/hist.h"
 #include "target/label.h"
-#include "target/mem.h"
 #include "target/probespec.h"
 #include "target/proc.h"
 #include "target/target.h"
@@ -235,23 +234,13 @@ static bool bestatus_choose(struct lat_cmd *c, const char *binary)
 	int major = c->t.kind == TARGET_PG ? c->t.pg.major : pg_major_of_process(ref);
 	struct pg_bestatus b;
 	char why[160];
-	uint8_t track = 1;
 
 	if (c->usdt) {
 		verbose("statements: USDT probes (--usdt)");
 		return false;
 	}
-	if (pg_bestatus_find(major, binary, ref, &b) < 0) {
-		verbose("statements: USDT probes (%s)", b.why);
-		return false;
-	}
-	if (bestatus_cfg_init(&c->bcfg, &b, why, sizeof(why)) < 0) {
+	if (bestatus_cfg_find(&c->bcfg, &b, major, binary, ref, why, sizeof(why)) < 0) {
 		verbose("statements: USDT probes (%s)", why);
-		return false;
-	}
-	/* the server's setting, as its backends inherit it: off, the rows stay empty */
-	if (mem_read(ref, b.track_addr, &track, sizeof(track)) == 0 && !track) {
-		verbose("statements: USDT probes (track_activities is off)");
 		return false;
 	}
 	verbose("statements: *MyBEEntry st_changecount +%u, st_procpid +%u,"
@@ -849,9 +838,8 @@ int cmd_latency(int argc, char **argv)
 	frame_start(&c.f);
 	if (c.bestatus)
 		fprintf(stderr, "tracing statements in %s from PgBackendStatus at each switch-out"
-			" (failed ones at transaction__abort, %d probe site%s); Ctrl-C to stop\n",
-			target_describe(&c.t), lat_probe_nlinks(c.lp),
-			lat_probe_nlinks(c.lp) == 1 ? "" : "s");
+			" (failed ones at transaction__abort; %d attachments); Ctrl-C to stop\n",
+			target_describe(&c.t), lat_probe_nlinks(c.lp));
 	else
 		fprintf(stderr, "tracing %d pair%s in %s (%d probe sites); Ctrl-C to stop\n",
 			c.npairs, c.npairs == 1 ? "" : "s", c.t.kind == TARGET_NONE ?

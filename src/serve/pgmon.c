@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpf/bestatus.h"
 #include "bpf/latency.h"
 #include "bpf/slothist.h"
 #include "bpf/tps.h"
@@ -113,7 +114,7 @@ struct pgmon {
 	struct pgmon_opts o;
 	struct tps_probe *tps;
 	struct lat_probe *lat;
-	struct probe_list lists[2];
+	struct probe_list lists[3]; /* query__start, query__done; transaction__abort */
 
 	struct tps_totals *tot;
 	struct lat_hist *lh;
@@ -1084,7 +1085,31 @@ static int open_latency(struct pgmon *m)
 	}
 	starts[0] = m->lists[0].p[0];
 	ends[0] = m->lists[1].p[0];
+	/*
+	 * The statements' ends from the backends' PgBackendStatus where latency query reads
+	 * them (no trap per statement), failed ones told by transaction__abort; the probe
+	 * pair otherwise.
+	 */
+	struct bestatus_cfg cfg;
+	struct pg_bestatus b;
+	char why[160];
+	bool from_rows = bestatus_cfg_find(&cfg, &b, m->t.pg.major, m->t.pg.binary,
+					   m->t.pg.postmaster, why, sizeof(why)) == 0;
+	if (from_rows) {
+		struct probespec ps;
+		snprintf(s[0], sizeof(s[0]), "usdt:%s:%s:%s", m->t.pg.binary, names->provider,
+			 names->txn_abort);
+		int ret = probespec_parse(s[0], &ps);
+		if (!ret)
+			ret = probespec_resolve(&ps, m->t.pg.binary, 1, &m->lists[2]);
+		probespec_free(&ps);
+		if (ret || m->lists[2].n != 1)
+			return -1;
+	} else {
+		verbose("cluster %s: latency: statements from USDT probes (%s)", m->label, why);
+	}
 	struct lat_probe_opts po = {
+		.bestatus = from_rows ? &cfg : NULL, .abort = from_rows ? &m->lists[2].p[0] : NULL,
 		.target = &m->t, .hist = &spec, .starts = starts, .ends = ends, .npairs = 1,
 		.query = true, .slot_bounds = m->o.buckets->index, .nslot_bounds = m->o.buckets->n,
 		/* room for the series and for statements that come later than the first */
@@ -1214,7 +1239,7 @@ void pgmon_close(struct pgmon *m)
 	free(m->waits);
 	free(m->sprocs);
 	free(m->stypes);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		probe_list_free(&m->lists[i]);
 	if (m->memfd >= 0)
 		close(m->memfd);
