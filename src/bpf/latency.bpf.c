@@ -188,6 +188,8 @@ int end_uprobe(struct pt_regs *ctx)
 }
 
 STMTHASH_DEFINE(lat_text_hash, LAT_TEXT_LEN)
+/* the same keys eight bytes a step: for the statements read in the scheduler's path */
+STMTHASH_DEFINE_WIDE(lat_text_hash_wide, LAT_TEXT_LEN)
 
 static __always_inline void count_dropped(__u32 pair)
 {
@@ -205,7 +207,7 @@ static __always_inline void count_dropped(__u32 pair)
  * each range of d that query_done's paths gave it (serve's query_done: 7,528 verified
  * instructions).
  */
-__noinline int stmt_record(__u64 query, __u64 d, __u32 pair)
+__noinline int stmt_record(__u64 query, __u64 d, __u32 pair, __u64 wide)
 {
 	struct lat_stmt zero = {}, *st;
 	__u32 z = 0;
@@ -217,7 +219,7 @@ __noinline int stmt_record(__u64 query, __u64 d, __u32 pair)
 		return 0;
 	if (bpf_probe_read_user_str(text, LAT_TEXT_LEN, (const void *)query) < 0)
 		text[0] = '\0';
-	key = lat_text_hash(text, raw_text);
+	key = wide && !raw_text ? lat_text_hash_wide(text) : lat_text_hash(text, raw_text);
 
 	st = bpf_map_lookup_elem(&stmts, &key);
 	if (!st) {
@@ -260,7 +262,7 @@ int BPF_USDT(query_done, const char *query)
 
 		slothist_backend((__u32)bpf_get_current_pid_tgid(), BPF_CORE_READ(task, start_time), d);
 	}
-	stmt_record((__u64)query, d, (__u32)cookie);
+	stmt_record((__u64)query, d, (__u32)cookie, 0);
 	return 0;
 }
 
@@ -295,6 +297,7 @@ __noinline int be_look(__u64 id, __u64 at_exit)
 
 	if (!h)
 		return 0;
+	h->looks++;
 	e = bpf_map_lookup_elem(&backends, &tid);
 	if (!e) {
 		struct lat_be zero = { .tgid = id >> 32 };
@@ -321,7 +324,7 @@ __noinline int be_look(__u64 id, __u64 at_exit)
 
 		slothist_backend(tid, BPF_CORE_READ(task, start_time), d);
 	}
-	stmt_record(end.text, d, 0);
+	stmt_record(end.text, d, 0, 1);
 	return 0;
 }
 

@@ -19,6 +19,7 @@ struct lat_hist {
 	__u64 dropped;   /* statements not grouped: the statement map was full */
 	__u64 untracked; /* PgBackendStatus path: switch-outs of threads the map had no room for */
 	__u64 at_exit;   /* PgBackendStatus path: statements whose end was seen as the backend exited */
+	__u64 looks;     /* PgBackendStatus path: switch-outs (and exits) of traced threads looked at */
 	__u64 ll[LL_BUCKETS];
 	__u64 disp[DISP_SLOTS];
 };

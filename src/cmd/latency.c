@@ -642,6 +642,7 @@ static void report(void *ctx, const struct frame_report *r)
 			d->dropped = c->cur->dropped - c->prev[i].dropped;
 			d->untracked = c->cur->untracked - c->prev[i].untracked;
 			d->at_exit = c->cur->at_exit - c->prev[i].at_exit;
+			d->looks = c->cur->looks - c->prev[i].looks;
 			for (unsigned b = 0; b < LL_BUCKETS; b++)
 				d->ll[b] = c->cur->ll[b] - c->prev[i].ll[b];
 			for (unsigned b = 0; b < DISP_SLOTS; b++)
@@ -668,6 +669,7 @@ static void report(void *ctx, const struct frame_report *r)
 			if (c->bestatus) {
 				json_uint(&j, "backends_untracked", d->untracked);
 				json_uint(&j, "counted_at_exit", d->at_exit);
+				json_uint(&j, "switches_looked", d->looks);
 			}
 			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);
