@@ -1,0 +1,132 @@
+#!/bin/bash
+# bench/latency-switch.sh: what `dbtap latency query` costs per statement on each path:
+# the PgBackendStatus path's program at sched_switch, per switch of a traced backend and
+# per switch of anything else, against --usdt's two programs at query__start and
+# query__done plus the trap under each.
+#
+#	bench/latency-switch.sh [SECS [ROUNDS]]   default 10 s, 1 round (each round: both paths)
+#
+# One throwaway cluster, pgbench's tpcb-like script (-c 2 -j 2, 7 statements a
+# transaction, simple protocol). The PgBackendStatus program runs at every switch of
+# the machine: an idle run (the cluster quiet) gives the cost of a switch that is no
+# traced backend's, a loaded run with latency's own count of the switch-outs it looked
+# at (switches_looked) the cost of one of those. Run times are the kernel's BPF
+# statistics (kernel.bpf_stats_enabled) of the programs the dbtap process holds; the
+# trap under a USDT program is `dbtap bench usdt` measured in the same round.
+# Ratios and costs measured here, never absolute targets: machines differ.
+SECS=${1:-10}
+ROUNDS=${2:-1}
+. "$(dirname "$0")/../tests/lib/standalone.sh"
+standalone_init bench-latency "BPF, raw tracepoints, uprobes"
+
+standalone_cluster init
+cd "$TRASH" || exit 1
+
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
+sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
+test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
+
+# prog_stats PID: "NAME RUNS NS" of each program dbtap pid PID holds (its fdinfo)
+prog_stats() {
+	bpftool -j prog show | python3 -c '
+import json, os, re, sys
+held = set()
+d = "/proc/%s/fdinfo" % sys.argv[1]
+for fd in os.listdir(d):
+    try:
+        m = re.search(r"^prog_id:\s*(\d+)", open(d + "/" + fd).read(), re.M)
+    except OSError:
+        continue
+    if m:
+        held.add(int(m.group(1)))
+for p in json.load(sys.stdin):
+    if p["id"] in held and "run_cnt" in p:
+        print(p.get("name", "?"), p["run_cnt"], p["run_time_ns"])' "$1"
+}
+
+# run_lat idle|loaded [LATENCY_OPTION...]: one run; prints one JSON object: each
+# program's runs and ns in the run, the transactions, statements and switches looked at.
+run_lat() {
+	local mode=$1 pid tx=0
+	shift
+	"$DBTAP" latency --pg "$PGDATA" -j query "$@" >l.json 2>l.err &
+	pid=$!
+	for i in $(seq 1 200); do
+		grep -q '^tracing' l.err 2>/dev/null && break
+		sleep 0.05
+	done
+	prog_stats $pid >s0.txt
+	if [ "$mode" = idle ]; then
+		sleep "$SECS"
+	else
+		pgbench -n -b tpcb-like -c 2 -j 2 -T "$SECS" >pgb.out 2>&1
+		tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' pgb.out)
+	fi
+	prog_stats $pid >s1.txt
+	kill -INT $pid
+	wait $pid
+	python3 - "${tx:-0}" <<'PY'
+import json, sys
+def load(f):
+    return {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(f) if l.strip()}
+s0, s1 = load("s0.txt"), load("s1.txt")
+progs = {n: (s1[n][0] - s0.get(n, (0, 0))[0], s1[n][1] - s0.get(n, (0, 0))[1]) for n in s1}
+d = [json.loads(l) for l in open("l.json") if l.strip()][-1]
+p = d["pairs"][0]
+print(json.dumps({"tx": int(sys.argv[1]), "progs": progs, "statements": p["count"],
+                  "looked": p.get("switches_looked", 0)}))
+PY
+}
+
+usdt_trap() {
+	"$DBTAP" bench usdt -r 5 -d 0.2 -j 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    try:
+        r = json.loads(l)
+    except ValueError:
+        continue
+    if r.get("report") == "row" and r.get("program") == "handler" and r.get("available"):
+        print(r["ns_over_baseline"] - (r.get("prog_ns") or 0))
+        break
+else:
+    print(0)'
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+	echo "== round $round of $ROUNDS, $SECS s each, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	idle=$(run_lat idle)
+	loaded=$(run_lat loaded)
+	usdt=$(run_lat loaded --usdt)
+	trap_ns=$(usdt_trap)
+	python3 - "$idle" "$loaded" "$usdt" "$trap_ns" <<'PY'
+import json, sys
+idle, loaded, usdt = (json.loads(a) for a in sys.argv[1:4])
+trap = float(sys.argv[4])
+ir, ins = idle["progs"].get("stmt_switch", (0, 0))
+untraced = ins / max(1, ir)
+r, ns = loaded["progs"].get("stmt_switch", (0, 0))
+er, ens = loaded["progs"].get("stmt_exit", (0, 0))
+looked, tx, st = loaded["looked"], max(1, loaded["tx"]), loaded["statements"]
+traced = (ns - (r - looked) * untraced) / max(1, looked)
+print("  PgBackendStatus: stmt_switch %.0f ns a run over all %d runs (%.1f a transaction)"
+      % (ns / max(1, r), r, r / tx))
+print("    a switch of no traced thread %.0f ns (idle run), of a traced backend %.0f ns"
+      " (derived; %.1f looked at a transaction, %.2f statements counted a look)"
+      % (untraced, traced, looked / tx, st / max(1, looked)))
+print("    per transaction: %.0f ns of BPF in all (%.0f ns in the backends' own switch-outs),"
+      " stmt_exit %d runs; %d transactions, %.2f statements each"
+      % ((ns + ens) / tx, traced * looked / tx, er, loaded["tx"], st / tx))
+ut = max(1, usdt["tx"])
+tot = 0.0
+parts = []
+for n in ("start_multi", "start_uprobe", "query_done"):
+    if n in usdt["progs"] and usdt["progs"][n][0]:
+        runs, pns = usdt["progs"][n]
+        tot += pns + runs * trap
+        parts.append("%s %.0f ns a run (%.1f a transaction)" % (n, pns / runs, runs / ut))
+print("  --usdt: %s; the trap under each %.0f ns (dbtap bench usdt)" % ("; ".join(parts), trap))
+print("    per transaction: %.0f ns (programs and traps); %d transactions, %.2f statements each"
+      % (tot / ut, usdt["tx"], usdt["statements"] / ut))
+PY
+done
