@@ -466,11 +466,13 @@ static __always_inline void be_reset(struct stat_run *r)
 	r->active = 0;
 }
 
-/* Counts thread tid's open statement, of wall time wall ns; it ends there. */
-__noinline int be_emit(__u32 tid, __u64 wall)
+/*
+ * Counts the thread's open statement in r (its entry in runs), of wall time wall ns; it
+ * ends there. The entry is passed, not looked up again: a global function takes a
+ * pointer to memory of its argument's size, a map value among them.
+ */
+__noinline int be_emit(struct stat_run *r, __u64 wall)
 {
-	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
-
 	if (!r)
 		return 0;
 	stmt_emit(r, r->key, wall);
@@ -486,14 +488,13 @@ __noinline int be_emit(__u32 tid, __u64 wall)
 enum { BE_NOBODY, BE_RUNS, BE_ENDED, BE_UNDECIDED, BE_HOW = 3, BE_BETWEEN = 4 };
 
 /*
- * The stretch of thread tid (process tgid) on CPU cpu now ends, its counter deltas
- * in the thread's scratch slot: whose is it? Adds it to the statement the row names,
+ * The stretch of the thread of entry r (process tgid) on CPU cpu now ends, its counter
+ * deltas in the CPU's scratch slot: whose is it? Adds it to the statement the row names,
  * counts that statement when it has finished. based: false at the thread's first
  * sight, a stretch not seen from its start. Returns BE_*.
  */
-__noinline int be_decide(__u32 tid, __u32 tgid, __u32 cpu, __u32 based)
+__noinline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, __u32 based)
 {
-	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
 	struct scratch *sc = scratch_get();
 	struct bestatus_head h = {};
 	struct stat_drops *dr;
@@ -543,10 +544,7 @@ __noinline int be_decide(__u32 tid, __u32 tgid, __u32 cpu, __u32 based)
 		if (r->stmt_ts) {
 			/* no switch nor read between the open statement's end and this one */
 			__s64 w = ts - r->stmt_ts;
-			be_emit(tid, w > 0 ? w * 1000 : 0);
-			r = bpf_map_lookup_elem(&runs, &tid);
-			if (!r)
-				return BE_NOBODY;
+			be_emit(r, w > 0 ? w * 1000 : 0);
 			dr = drops_get();
 			if (dr)
 				dr->unseparated++;
@@ -568,26 +566,46 @@ add:
 		return BE_RUNS;
 	{
 		__s64 w = h.state_start_us - ts;
-		be_emit(tid, w > 0 ? w * 1000 : 0);
+		be_emit(r, w > 0 ? w * 1000 : 0);
 	}
 	return BE_ENDED | BE_BETWEEN;
 }
 
 /*
- * The thread's stretch so far into its scratch slot: the deltas be_decide() adds. A
- * stretch whose switch-in was not seen (r->oncpu 0) adds nothing, and is counted once
- * the thread is known (its first sight is a switch-out of a thread running at the
- * attach); a read opens a segment in it.
+ * Where the stretch in progress on each CPU began: the counters as the traced thread
+ * `key` was switched in (`oncpu` 1 until its switch-out). A thread switched in on a CPU
+ * leaves it there, so its switch-out (or a socket read in between) finds the base in
+ * its CPU's slot, and a switch-in costs no look-up of the thread's entry.
  */
-static __always_inline void be_stretch(struct stat_run *r, __u32 cpu, bool rebase)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stat_run);
+} cpuseg SEC(".maps");
+
+static __always_inline struct stat_run *cpuseg_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpuseg, &zero);
+}
+
+/*
+ * Thread tid's stretch so far on CPU cpu into the scratch slot: the deltas be_decide()
+ * adds, the segment closed (or, rebase, a new one begun). A stretch whose switch-in was
+ * not seen adds nothing, and is counted where the thread was known (not at the first
+ * sight of a thread running at the attach); a read opens a segment in it.
+ */
+static __always_inline void be_stretch(struct stat_run *r, __u32 tid, __u32 cpu, bool rebase)
 {
 	struct scratch *sc = scratch_get();
+	struct stat_run *c = cpuseg_get();
 
-	if (!sc)
+	if (!sc || !c)
 		return;
 	sc->run.unscaled = 0;
-	if (r->oncpu) {
-		seg_delta(r, cpu, sc->run.acc, &sc->run.unscaled, rebase);
+	if (c->oncpu && c->key == tid) {
+		seg_delta(c, cpu, sc->run.acc, &sc->run.unscaled, rebase);
 		return;
 	}
 	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++)
@@ -595,8 +613,11 @@ static __always_inline void be_stretch(struct stat_run *r, __u32 cpu, bool rebas
 	struct stat_drops *dr = drops_get();
 	if (dr && r->be)
 		dr->unpaired++;
-	if (rebase)
-		seg_open(r, cpu);
+	c->oncpu = 0;
+	if (rebase) {
+		c->key = tid;
+		seg_open(c, cpu);
+	}
 }
 
 /*
@@ -606,36 +627,40 @@ static __always_inline void be_stretch(struct stat_run *r, __u32 cpu, bool rebas
 __noinline int stat_switch_out(__u32 tid, __u32 tgid, __u32 cpu, __u32 dead, __u32 asleep)
 {
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
-	bool based = true; /* false: the thread's first sight is this switch-out */
+	struct stat_run *c = cpuseg_get();
+	bool based = true; /* false: the first sight of a thread running at the attach */
 	int how;
 
+	if (!c)
+		return 0;
 	if (!r) {
-		/* on the CPU since before the attach: no base for this stretch */
 		struct stat_run zero = {};
-		if (dead)
+		if (dead) {
+			c->oncpu = 0;
 			return 0;
-		based = false;
+		}
+		/* a thread forked since the attach had its switch-in seen */
+		based = c->oncpu && c->key == tid;
 		zero.cpu = cpu;
 		if (bpf_map_update_elem(&runs, &tid, &zero, BPF_NOEXIST) ||
 		    !(r = bpf_map_lookup_elem(&runs, &tid))) {
 			struct stat_drops *dr = drops_get();
 			if (dr)
 				dr->runs_full++;
+			c->oncpu = 0;
 			return 0;
 		}
 	}
 	if (dead) {
 		/* its memory is gone: a statement not yet seen finished is not counted */
 		bpf_map_delete_elem(&runs, &tid);
+		c->oncpu = 0;
 		return 0;
 	}
-	be_stretch(r, cpu, false);
-	r->oncpu = 0;
+	be_stretch(r, tid, cpu, false);
+	r->stretch_migr = r->cpu != cpu;
 	r->cpu = cpu;
-	how = be_decide(tid, tgid, cpu, based);
-	r = bpf_map_lookup_elem(&runs, &tid);
-	if (!r)
-		return 0;
+	how = be_decide(r, tgid, cpu, based);
 	if ((how & BE_HOW) == BE_RUNS)
 		r->cs++; /* it leaves the CPU mid-statement */
 	/*
@@ -649,25 +674,14 @@ __noinline int stat_switch_out(__u32 tid, __u32 tgid, __u32 cpu, __u32 dead, __u
 }
 
 /* Thread tid takes CPU cpu: a segment opens, whatever it is about to run. */
-__noinline int stat_switch_in(__u32 tid, __u32 cpu)
+static __always_inline void stat_switch_in(__u32 tid, __u32 cpu)
 {
-	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	struct stat_run *c = cpuseg_get();
 
-	if (!r) {
-		/* a thread running for the first time since the attach */
-		struct stat_run zero = {};
-		zero.cpu = cpu;
-		if (bpf_map_update_elem(&runs, &tid, &zero, BPF_NOEXIST) ||
-		    !(r = bpf_map_lookup_elem(&runs, &tid))) {
-			struct stat_drops *dr = drops_get();
-			if (dr)
-				dr->runs_full++;
-			return 0;
-		}
-	}
-	r->stretch_migr = r->cpu != cpu;
-	seg_open(r, cpu);
-	return 0;
+	if (!c)
+		return;
+	c->key = tid;
+	seg_open(c, cpu);
 }
 
 /*
@@ -688,8 +702,11 @@ __noinline int stat_recv(__u32 tid, __u32 tgid, __u32 cpu)
 		r->fresh = 0;
 		return 0;
 	}
-	be_stretch(r, cpu, true);
-	be_decide(tid, tgid, cpu, 1);
+	be_stretch(r, tid, cpu, true);
+	/* a move to this CPU goes with what the read ends, not again at the switch-out */
+	r->stretch_migr = r->cpu != cpu;
+	r->cpu = cpu;
+	be_decide(r, tgid, cpu, 1);
 	return 0;
 }
 
