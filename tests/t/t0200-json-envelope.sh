@@ -142,12 +142,24 @@ stamps() {
 	EOF
 }
 
+# The commands run side by side (each its own probes on the one cluster): the seconds
+# they wait are spent once.
 test_expect_success 'text: the same interval stamp in every command, the last partial interval printed' '
 	load_start &&
-	for c in tps "latency query" "count usdt:postgresql:transaction__start" "watch xid" \
-		 stat "stat --by query -e task-clock" profile wait; do
-		dbtap $c --pg="$PGDATA" -i 0.3 -d 1 >text.out 2>text.err &&
-		stamps text.out || { echo "dbtap $c:"; cat text.out text.err; return 1; }
+	cmds=(tps "latency query" "count usdt:postgresql:transaction__start" "watch xid"
+	      stat "stat --by query -e task-clock" profile wait) &&
+	pids=() && rcs=() &&
+	for i in "${!cmds[@]}"; do
+		dbtap ${cmds[$i]} --pg="$PGDATA" -i 0.3 -d 1 >text.$i.out 2>text.$i.err &
+		pids[$i]=$!
+	done &&
+	for i in "${!cmds[@]}"; do
+		wait ${pids[$i]}
+		rcs[$i]=$?
+	done &&
+	for i in "${!cmds[@]}"; do
+		test ${rcs[$i]} = 0 && stamps text.$i.out ||
+		{ echo "dbtap ${cmds[$i]}: exit ${rcs[$i]}"; cat text.$i.out text.$i.err; return 1; }
 	done
 '
 
