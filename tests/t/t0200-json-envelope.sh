@@ -82,19 +82,24 @@ test_expect_success 'watch --mode poll' '
 	envelope poll.json interval summary
 '
 
+# Side by side, as the text test below: the --compare run needs the --by query one.
 test_expect_success 'stat' '
 	load_start &&
-	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 >stat.json 2>/dev/null &&
-	envelope stat.json interval summary &&
+	{ dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 >stat.json 2>/dev/null & p1=$!; } &&
+	{ dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by transaction >statt.json 2>/dev/null &
+	  p2=$!; } &&
+	{ dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by pid -e task-clock >statp.json 2>/dev/null &
+	  p3=$!; } &&
+	{ dbtap stat --pg="$PGDATA" -j -d 0.5 --by user -e task-clock >statu.json 2>/dev/null &
+	  p4=$!; } &&
 	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by query >statq.json 2>/dev/null &&
-	envelope statq.json interval summary &&
-	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by transaction >statt.json 2>/dev/null &&
-	envelope statt.json interval summary &&
-	dbtap stat --pg="$PGDATA" -j -i 0.2 -d 1 --by pid -e task-clock >statp.json 2>/dev/null &&
-	envelope statp.json interval summary &&
-	dbtap stat --pg="$PGDATA" -j -d 0.5 --by user -e task-clock >statu.json 2>/dev/null &&
-	envelope statu.json summary &&
 	dbtap stat --pg="$PGDATA" -j -d 0.5 --compare statq.json --by query >statc.json 2>/dev/null &&
+	wait $p1 && wait $p2 && wait $p3 && wait $p4 &&
+	envelope stat.json interval summary &&
+	envelope statq.json interval summary &&
+	envelope statt.json interval summary &&
+	envelope statp.json interval summary &&
+	envelope statu.json summary &&
 	envelope statc.json summary
 '
 
