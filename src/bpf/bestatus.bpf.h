@@ -24,6 +24,7 @@ const volatile __u32 bestatus_changecount_off = 0, bestatus_procpid_off = 0,
 		     bestatus_state_ts_off = 0, bestatus_state_off = 0, bestatus_activity_off = 0;
 const volatile __u32 bestatus_st_idle = 0, bestatus_st_running = 0, bestatus_st_idle_xact = 0,
 		     bestatus_st_fastpath = 0, bestatus_st_idle_xact_aborted = 0;
+const volatile __u32 bestatus_row_fits = 0; /* st_state, st_activity_raw in BESTATUS_ROW_LEN */
 
 /*
  * Statements that began before this instant (PostgreSQL's clock: bestatus_pg_now_us())
@@ -58,7 +59,8 @@ static __always_inline __u64 bestatus_row(__u64 *be)
 	return p;
 }
 
-#define BESTATUS_AT(buf, off, type) (*(type *)((buf) + ((off) & (BESTATUS_HEAD_LEN - sizeof(type)))))
+#define BESTATUS_AT_IN(buf, len, off, type) (*(type *)((buf) + ((off) & ((len) - sizeof(type)))))
+#define BESTATUS_AT(buf, off, type) BESTATUS_AT_IN(buf, BESTATUS_HEAD_LEN, off, type)
 
 /*
  * Reads the head of row be in one copy. 0; -1 unreadable (a page not present: again at
@@ -78,6 +80,30 @@ static __always_inline int bestatus_head_read(__u64 be, struct bestatus_head *h)
 	h->xact_start_us = BESTATUS_AT(buf, bestatus_xact_ts_off, __s64);
 	h->activity_start_us = BESTATUS_AT(buf, bestatus_activity_ts_off, __s64);
 	h->state_start_us = BESTATUS_AT(buf, bestatus_state_ts_off, __s64);
+	return h->changecount & 1;
+}
+
+/*
+ * The head, st_state and the text's address in one copy of the row's first
+ * BESTATUS_ROW_LEN bytes (only where bestatus_row_fits); what bestatus_head_read()
+ * returns.
+ */
+static __always_inline int bestatus_row_read(__u64 be, struct bestatus_head *h, __u32 *st,
+					     __u64 *text)
+{
+	__u64 words[BESTATUS_ROW_LEN / 8];
+	const char *buf = (const char *)words;
+
+	if (bpf_probe_read_user(words, sizeof(words), (const void *)be))
+		return -1;
+	h->changecount = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_changecount_off, __s32);
+	h->procpid = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_procpid_off, __s32);
+	h->xact_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_xact_ts_off, __s64);
+	h->activity_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_activity_ts_off,
+					      __s64);
+	h->state_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_state_ts_off, __s64);
+	*st = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_state_off, __u32);
+	*text = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_activity_off, __u64);
 	return h->changecount & 1;
 }
 
@@ -145,14 +171,20 @@ static __always_inline int bestatus_stmt_end(__u64 be, __u32 tgid, bool exiting,
 {
 	struct bestatus_head h;
 	__u32 st = 0;
+	__u64 text = 0;
 
-	if (bestatus_head_read(be, &h))
+	if (bestatus_row_fits) {
+		/* most looks find a statement ended: everything in one copy */
+		if (bestatus_row_read(be, &h, &st, &text))
+			return -1;
+	} else if (bestatus_head_read(be, &h)) {
 		return -1;
+	}
 	if (h.state_start_us == t->seen_state_us)
 		return 0;
 	if (h.procpid != (__s32)tgid && !(exiting && h.procpid == 0))
 		return -1;
-	if (bestatus_state_read(be, &st))
+	if (!bestatus_row_fits && bestatus_state_read(be, &st))
 		return -1;
 	t->seen_state_us = h.state_start_us;
 	t->in_stmt = !bestatus_between(st) && h.activity_start_us &&
@@ -164,7 +196,7 @@ static __always_inline int bestatus_stmt_end(__u64 be, __u32 tgid, bool exiting,
 		return 0;
 	out->start_us = h.activity_start_us;
 	out->end_us = h.state_start_us;
-	out->text = bestatus_text_addr(be);
+	out->text = bestatus_row_fits ? text : bestatus_text_addr(be);
 	out->failed = t->failed_us == h.activity_start_us || st == bestatus_st_idle_xact_aborted;
 	return 1;
 }

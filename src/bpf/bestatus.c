@@ -51,6 +51,8 @@ int bestatus_cfg_init(struct bestatus_cfg *cfg, const struct pg_bestatus *b, cha
 	cfg->st_idle_xact = l->st_idle_xact;
 	cfg->st_fastpath = l->st_fastpath;
 	cfg->st_idle_xact_aborted = l->st_idle_xact_aborted;
+	cfg->row_fits = l->state_off + 4 <= BESTATUS_ROW_LEN && l->state_off % 4 == 0 &&
+			l->activity_off + 8 <= BESTATUS_ROW_LEN && l->activity_off % 8 == 0;
 	return 0;
 }
 

@@ -11,6 +11,12 @@
  * row's first BESTATUS_HEAD_LEN bytes: every offset of the head must lie inside it.
  */
 #define BESTATUS_HEAD_LEN 64
+/*
+ * bestatus_stmt_end() copies the row's first BESTATUS_ROW_LEN bytes at once when st_state
+ * and st_activity_raw lie inside them too (row_fits; 15 and 16: 232 and 248): one read
+ * instead of three at a statement's end.
+ */
+#define BESTATUS_ROW_LEN 256
 
 /*
  * One cluster's rows: &MyBEEntry (the same address in every backend: they are forks
@@ -23,6 +29,7 @@ struct bestatus_cfg {
 	__u32 changecount_off, procpid_off, xact_ts_off, activity_ts_off, state_ts_off;
 	__u32 state_off, activity_off;
 	__u32 st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted;
+	__u32 row_fits;
 };
 
 /* Per backend thread, what bestatus_stmt_end() has seen. Zeroed when the thread is new. */
@@ -73,6 +80,7 @@ int bestatus_cfg_find(struct bestatus_cfg *cfg, struct pg_bestatus *b, int major
 		(skel)->rodata->bestatus_st_idle_xact = c_->st_idle_xact;                \
 		(skel)->rodata->bestatus_st_fastpath = c_->st_fastpath;                  \
 		(skel)->rodata->bestatus_st_idle_xact_aborted = c_->st_idle_xact_aborted; \
+		(skel)->rodata->bestatus_row_fits = c_->row_fits;                        \
 	} while (0)
 
 /* PostgreSQL's clock (TimestampTz: microseconds since 2000-01-01 UTC) now. */
