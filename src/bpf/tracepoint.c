@@ -3,9 +3,13 @@
  * in the kernel's BTF (what raw_tp and tp_btf programs attach by), so the BTF alone
  * says whether one exists. The system part ("sched:") is not in BTF.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/btf.h>
 
@@ -25,6 +29,32 @@ bool tracepoint_exists(const char *name)
 	snprintf(full, sizeof(full), PREFIX "%s", name);
 	found = btf__find_by_name_kind(btf, full, BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
+	return found;
+}
+
+bool tracepoint_named(const char *name)
+{
+	char full[256];
+	struct stat st;
+	bool found = false;
+	void *m;
+	int fd, n;
+
+	/* the name as it stands, NUL on both sides, in the BTF's string section */
+	n = snprintf(full, sizeof(full), "%c" PREFIX "%s%c", 0, name, 0);
+	if (n <= 0 || n >= (int)sizeof(full))
+		return false;
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			found = memmem(m, st.st_size, full, n) != NULL;
+			munmap(m, st.st_size);
+		}
+	}
+	close(fd);
 	return found;
 }
 

@@ -6,6 +6,11 @@
 
 /* Whether the running kernel has tracepoint name (BTF typedef btf_trace_NAME). */
 bool tracepoint_exists(const char *name);
+/*
+ * The same, by the typedef's name alone among the BTF's strings (a search of the file,
+ * no parse: a few milliseconds where loading the BTF takes tens).
+ */
+bool tracepoint_named(const char *name);
 /* Up to max tracepoint names close to name (malloc'd strings), for hints. */
 int tracepoint_similar(const char *name, char **out, int max);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "bpf/tracepoint.h"
 #include "cmd/stat.h"
 #include "pg/layout.h"
 #include "target/mem.h"
@@ -304,6 +305,13 @@ static void bestatus_locate(const struct stat_cmd *c, const struct side *s,
 			memset(&o->be, 0, sizeof(o->be));
 			return;
 		}
+	}
+	/* a backend's reads from its socket are the boundary a switch may not give */
+	if (!tracepoint_named("sock_recv_length")) {
+		verbose("statements: USDT probes (the kernel has no sock_recv_length tracepoint:"
+			" Linux 6.4 or later)");
+		memset(&o->be, 0, sizeof(o->be));
+		return;
 	}
 	/* the server's setting, as its backends inherit it: off, the rows never move */
 	if (mem_read(ref, b.track_addr, &track, sizeof(track)) == 0 && !track) {
