@@ -109,6 +109,9 @@ COMMANDS = {
     # the timeline at profile-99's rate, both ways
     "timeline-99": (["profile", "--timeline", "-F", "99"], r"^tracing "),
     "timeline-99-usdt": (["profile", "--timeline", "-F", "99", "--usdt"], r"^tracing "),
+    # without the statements' spans: what reading their texts and writing them costs
+    "timeline-99-nostmt": (["profile", "--timeline", "-F", "99", "--no-statements"],
+                           r"^tracing "),
     "wait": (["wait"], r"^tracing "),
     "wait-empty": (["wait", "--empty-program"], r"^tracing "),
     # the transaction state and statements from the USDT probes (a trap each), as
