@@ -120,25 +120,55 @@ EOF
 
 # Every latency query test runs both paths on the same statements at once: the default
 # (PgBackendStatus, on this server) into NAME.json and --usdt into NAME--usdt.json.
-USDT_PID=
-test_atexit '[ -n "$USDT_PID" ] && kill -KILL "$USDT_PID" 2>/dev/null'
+SIDE_PIDS=()
+SIDE_OUTS=()
+test_atexit 'for p in "${SIDE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done'
 
-# both_start NAME ARGS...: dbtap ARGS twice, the second with --usdt, both attached.
+# both_start NAME ARGS...: dbtap ARGS twice, the second with --usdt (NAME.json and
+# NAME--usdt.json, new files), started at once; returns when every dbtap both_start
+# started is attached (its "tracing" line), at once with BOTH_NOWAIT=1 (both_attached
+# waits then). both_stop stops them all.
 both_start() {
 	local name=$1
 	shift
-	trace_start "$name--usdt.json" "$@" --usdt || return 1
-	USDT_PID=$TRACE_PID
-	trace_start "$name.json" "$@"
+	"$DBTAP" "$@" --usdt >"$name--usdt.json" 2>"$name--usdt.json.err" </dev/null &
+	SIDE_PIDS+=("$!")
+	SIDE_OUTS+=("$name--usdt.json")
+	"$DBTAP" "$@" >"$name.json" 2>"$name.json.err" </dev/null &
+	SIDE_PIDS+=("$!")
+	SIDE_OUTS+=("$name.json")
+	test -n "$BOTH_NOWAIT" || both_attached
 }
 
-# both_stop: Ctrl-C to both, their statuses.
+both_attached() {
+	local i p o all
+	for i in $(seq 1 1200); do
+		all=1
+		for o in "${SIDE_OUTS[@]}"; do
+			grep -q -e '^tracing ' "$o.err" || all=0
+		done
+		test $all = 1 && return 0
+		for p in "${SIDE_PIDS[@]}"; do
+			kill -0 "$p" 2>/dev/null && continue
+			echo "a dbtap exited before attaching:"
+			for o in "${SIDE_OUTS[@]}"; do cat "$o.err"; done
+			return 1
+		done
+		sleep 0.05
+	done
+	echo "not attached after 60 s"
+	return 1
+}
+
+# both_stop: Ctrl-C to every tracer both_start started, their statuses.
 both_stop() {
-	local rc
-	kill -INT "$USDT_PID" && trace_stop
-	rc=$?
-	wait "$USDT_PID" || rc=$?
-	USDT_PID=
+	local p rc=0
+	kill -INT "${SIDE_PIDS[@]}" || rc=1
+	for p in "${SIDE_PIDS[@]}"; do
+		wait "$p" || rc=$?
+	done
+	SIDE_PIDS=()
+	SIDE_OUTS=()
 	return $rc
 }
 
@@ -250,10 +280,11 @@ test_expect_success "latency query, both paths: --top 1 --sort total|mean|count 
 	  echo "select pg_sleep(0.1);" &&
 	  for i in 1 2 3 4 5; do echo "select pg_sleep(0.03), $i;"; done; } >s.sql &&
 	for k in total mean count; do
-		both_start s-$k latency --pg="$PGDATA" -j query --top 1 --sort $k &&
-		psql -XAtq -f s.sql >/dev/null &&
-		both_stop || return 1
+		BOTH_NOWAIT=1 both_start s-$k latency --pg="$PGDATA" -j query --top 1 --sort $k
 	done &&
+	both_attached &&
+	psql -XAtq -f s.sql >/dev/null &&
+	both_stop &&
 	check_both s-total "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1), \$2;\", 5)], d" &&
 	check_both s-mean "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select pg_sleep(\$1);\", 1)], d" &&
 	check_both s-count "assert [(t[\"query\"], t[\"count\"]) for t in d[\"statements\"]] == [(\"select \$1;\", 20)], d" &&
