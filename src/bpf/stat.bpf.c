@@ -421,30 +421,41 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
  * before the backend writes its pid into the row, with the rest), or it left it.
  */
 static __always_inline int be_row_read(struct stat_run *r, __u32 tgid, struct bestatus_head *h,
-				       __u32 *state)
+				       __u32 *state, __u64 *text)
 {
 	__u64 be = bestatus_row(&r->be);
 	int ret;
 
 	if (!be)
 		return -2;
-	ret = bestatus_head_read(be, h);
+	/* where the layout allows, the head, st_state and the text's address in one copy */
+	if (bestatus_row_fits)
+		ret = bestatus_row_read(be, h, state, text);
+	else
+		ret = bestatus_head_read(be, h);
 	if (ret)
 		return ret;
 	if (h->procpid != (__s32)tgid)
 		return -2;
+	if (bestatus_row_fits)
+		return 0;
+	*text = 0; /* read when a new statement needs it */
 	return bestatus_state_read(be, state);
 }
 
-/* The key of the statement text in the row (st_activity_raw), kept once per key. */
-static __always_inline __u64 be_text_key(__u64 be)
+/*
+ * The key of the statement text in the row (st_activity_raw, at src when the row's read
+ * gave it), kept once per key.
+ */
+static __always_inline __u64 be_text_key(__u64 be, __u64 src)
 {
 	struct scratch *s = scratch_get();
-	__u64 src, key;
+	__u64 key;
 
 	if (!s)
 		return 0;
-	src = bestatus_text_addr(be);
+	if (!src)
+		src = bestatus_text_addr(be);
 	if (!src || bpf_probe_read_user_str(s->text, sizeof(s->text), (void *)src) < 0)
 		s->text[0] = '\0';
 	key = stat_text_hash_wide(s->text);
@@ -499,12 +510,13 @@ __noinline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, __u32 based)
 	struct bestatus_head h = {};
 	struct stat_drops *dr;
 	__u32 state = 0;
+	__u64 text = 0;
 	__s64 ts;
 	int rd;
 
 	if (!r || !sc)
 		return BE_NOBODY;
-	rd = be_row_read(r, tgid, &h, &state);
+	rd = be_row_read(r, tgid, &h, &state, &text);
 	if (rd == -2) {
 		/* not its row (yet): the stretch is nobody's */
 		be_reset(r);
@@ -549,7 +561,7 @@ __noinline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, __u32 based)
 			if (dr)
 				dr->unseparated++;
 		}
-		r->key = be_text_key(r->be);
+		r->key = be_text_key(r->be, text);
 		r->stmt_ts = ts;
 		r->active = 1;
 	}
