@@ -180,13 +180,16 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 	 * whole), or a row not yet its own: a new backend points at its row before it
 	 * writes it, which then holds the last owner's statement.
 	 */
-	if (bestatus_head_read(be, &h) || h.procpid != (__s32)tgid || bestatus_state_read(be, &st))
+	__u64 text = 0;
+	/* one copy of the row where its layout has the state and text there too (15, 16) */
+	if ((bestatus_row_fits ? bestatus_row_read(be, &h, &st, &text) : bestatus_head_read(be, &h)) ||
+	    h.procpid != (__s32)tgid || (!bestatus_row_fits && bestatus_state_read(be, &st)))
 		return 0;
 	if (!bestatus_between(st) && st != bestatus_st_running && st != bestatus_st_fastpath)
 		return 0; /* starting, or track_activities off: nothing to tell */
 	/* the text buffer of the row is fixed for the server's life */
 	if (!e->raw)
-		e->raw = bestatus_text_addr(be);
+		e->raw = bestatus_row_fits ? text : bestatus_text_addr(be);
 	xact = h.xact_start_us;
 	act = h.activity_start_us;
 	sst = h.state_start_us;
