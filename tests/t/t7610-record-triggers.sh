@@ -11,7 +11,9 @@ pgbench -i -q -s 1 >init.log 2>&1 || test_bail "pgbench -i failed"
 # pgbench is stopped (SIGSTOP) at a time the test notes: from then on no transaction of
 # its clients ends, so the cluster's tps falls to what its background processes run.
 # Two recorders side by side: the markers read at the switch-outs (the default on 15 and
-# 16) and from the probes (--usdt); each must fire as the other.
+# 16) and from the probes (--usdt); each must fire as the other. The load runs 11 s of
+# the recorders' seconds, what tps-drop needs before it measures (the mean of at least
+# 10 seconds before the one it tests).
 USDT_PID=
 test_atexit '[ -n "$USDT_PID" ] && kill -KILL "$USDT_PID" 2>/dev/null'
 test_expect_success 'the load stops: tps-drop>50% and tps<10 fire after it, with the figures of the stop; both ways' '
@@ -24,7 +26,7 @@ test_expect_success 'the load stops: tps-drop>50% and tps<10 fire after it, with
 	USDT_PID=$TRACE_PID &&
 	trace_start rec.json record --pg "$PGDATA" --keep 5s --post 1s --cooldown 0 --max-captures 1/h \
 		--trigger "tps-drop>50% for 2s" --trigger "tps<10 for 2s" -o caps -j &&
-	sleep 13 &&
+	sleep 11 &&
 	stop=$(date +%s.%N) &&
 	kill -STOP $bench &&
 	for f in rec.json rec-usdt.json; do
