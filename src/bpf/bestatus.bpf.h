@@ -21,7 +21,8 @@ const volatile __u64 bestatus_beentry_addr = 0;
 const volatile __u64 bestatus_query_addr = 0; /* &debug_query_string */
 const volatile __u32 bestatus_changecount_off = 0, bestatus_procpid_off = 0,
 		     bestatus_xact_ts_off = 0, bestatus_activity_ts_off = 0,
-		     bestatus_state_ts_off = 0, bestatus_state_off = 0, bestatus_activity_off = 0;
+		     bestatus_state_ts_off = 0, bestatus_state_off = 0, bestatus_activity_off = 0,
+		     bestatus_proc_ts_off = 0;
 const volatile __u32 bestatus_st_idle = 0, bestatus_st_running = 0, bestatus_st_idle_xact = 0,
 		     bestatus_st_fastpath = 0, bestatus_st_idle_xact_aborted = 0;
 const volatile __u32 bestatus_row_fits = 0; /* st_state, st_activity_raw in BESTATUS_ROW_LEN */
@@ -40,6 +41,7 @@ struct bestatus_head {
 	__s64 xact_start_us;     /* xact_start: 0 outside a transaction */
 	__s64 activity_start_us; /* query_start: when the latest statement began */
 	__s64 state_start_us;    /* state_change: when st_state was last set */
+	__s64 proc_start_us;     /* backend_start: the row's owner's, kept after it left */
 };
 
 /*
@@ -80,6 +82,7 @@ static __always_inline int bestatus_head_read(__u64 be, struct bestatus_head *h)
 	h->xact_start_us = BESTATUS_AT(buf, bestatus_xact_ts_off, __s64);
 	h->activity_start_us = BESTATUS_AT(buf, bestatus_activity_ts_off, __s64);
 	h->state_start_us = BESTATUS_AT(buf, bestatus_state_ts_off, __s64);
+	h->proc_start_us = BESTATUS_AT(buf, bestatus_proc_ts_off, __s64);
 	return h->changecount & 1;
 }
 
@@ -102,6 +105,7 @@ static __always_inline int bestatus_row_read(__u64 be, struct bestatus_head *h, 
 	h->activity_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_activity_ts_off,
 					      __s64);
 	h->state_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_state_ts_off, __s64);
+	h->proc_start_us = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_proc_ts_off, __s64);
 	*st = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_state_off, __u32);
 	*text = BESTATUS_AT_IN(buf, BESTATUS_ROW_LEN, bestatus_activity_off, __u64);
 	return h->changecount & 1;
@@ -182,7 +186,16 @@ static __always_inline int bestatus_stmt_end(__u64 be, __u32 tgid, bool exiting,
 	}
 	if (h.state_start_us == t->seen_state_us)
 		return 0;
-	if (h.procpid != (__s32)tgid && !(exiting && h.procpid == 0))
+	/*
+	 * At exit the row says 0 (pgstat_beshutdown_hook) and is free: the backend's slot
+	 * is given up before the process ends, and a backend that starts meanwhile may
+	 * have written it, run a statement and left too. The row is still this backend's
+	 * only if its backend_start is the one seen while the row said so.
+	 */
+	if (h.procpid == (__s32)tgid)
+		t->proc_start_us = h.proc_start_us;
+	else if (!(exiting && h.procpid == 0 && t->proc_start_us &&
+		   h.proc_start_us == t->proc_start_us))
 		return -1;
 	if (!bestatus_row_fits && bestatus_state_read(be, &st))
 		return -1;

@@ -32,7 +32,7 @@ int bestatus_cfg_init(struct bestatus_cfg *cfg, const struct pg_bestatus *b, cha
 	memset(cfg, 0, sizeof(*cfg));
 	if (!head_field_ok(l->changecount_off, 4) || !head_field_ok(l->procpid_off, 4) ||
 	    !head_field_ok(l->xact_ts_off, 8) || !head_field_ok(l->activity_ts_off, 8) ||
-	    !head_field_ok(l->state_ts_off, 8)) {
+	    !head_field_ok(l->state_ts_off, 8) || !head_field_ok(l->proc_ts_off, 8)) {
 		snprintf(why, whylen, "the PgBackendStatus timestamps are not in its first %d"
 			 " bytes", BESTATUS_HEAD_LEN);
 		return -1;
@@ -44,6 +44,7 @@ int bestatus_cfg_init(struct bestatus_cfg *cfg, const struct pg_bestatus *b, cha
 	cfg->xact_ts_off = l->xact_ts_off;
 	cfg->activity_ts_off = l->activity_ts_off;
 	cfg->state_ts_off = l->state_ts_off;
+	cfg->proc_ts_off = l->proc_ts_off;
 	cfg->state_off = l->state_off;
 	cfg->activity_off = l->activity_off;
 	cfg->st_idle = l->st_idle;

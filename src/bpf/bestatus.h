@@ -26,7 +26,7 @@
 struct bestatus_cfg {
 	__u64 beentry_addr;
 	__u64 query_addr; /* &debug_query_string */
-	__u32 changecount_off, procpid_off, xact_ts_off, activity_ts_off, state_ts_off;
+	__u32 changecount_off, procpid_off, xact_ts_off, activity_ts_off, state_ts_off, proc_ts_off;
 	__u32 state_off, activity_off;
 	__u32 st_idle, st_running, st_idle_xact, st_fastpath, st_idle_xact_aborted;
 	__u32 row_fits;
@@ -39,6 +39,7 @@ struct bestatus_track {
 	__s64 failed_us;     /* activity_start_us of a statement known to have failed */
 	__u32 in_stmt;       /* at the last look, inside a statement begun at or after since */
 	__u32 pad;
+	__s64 proc_start_us; /* backend_start of the row when it last said it was this backend's */
 };
 
 #ifndef __VMLINUX_H__
@@ -73,6 +74,7 @@ int bestatus_cfg_find(struct bestatus_cfg *cfg, struct pg_bestatus *b, int major
 		(skel)->rodata->bestatus_xact_ts_off = c_->xact_ts_off;                  \
 		(skel)->rodata->bestatus_activity_ts_off = c_->activity_ts_off;          \
 		(skel)->rodata->bestatus_state_ts_off = c_->state_ts_off;                \
+		(skel)->rodata->bestatus_proc_ts_off = c_->proc_ts_off;                  \
 		(skel)->rodata->bestatus_state_off = c_->state_off;                      \
 		(skel)->rodata->bestatus_activity_off = c_->activity_off;                \
 		(skel)->rodata->bestatus_st_idle = c_->st_idle;                          \

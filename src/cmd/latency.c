@@ -245,9 +245,11 @@ static bool bestatus_choose(struct lat_cmd *c, const char *binary)
 	}
 	verbose("statements: *MyBEEntry st_changecount +%u, st_procpid +%u,"
 		" st_xact_start_timestamp +%u, st_activity_start_timestamp +%u,"
-		" st_state_start_timestamp +%u, st_state +%u, st_activity_raw +%u (%s)",
+		" st_state_start_timestamp +%u, st_proc_start_timestamp +%u, st_state +%u,"
+		" st_activity_raw +%u (%s)",
 		b.loc.changecount_off, b.loc.procpid_off, b.loc.xact_ts_off,
-		b.loc.activity_ts_off, b.loc.state_ts_off, b.loc.state_off, b.loc.activity_off,
+		b.loc.activity_ts_off, b.loc.state_ts_off, b.loc.proc_ts_off, b.loc.state_off,
+		b.loc.activity_off,
 		b.loc.from_dwarf ? "debug info" : "layout table");
 	return true;
 }

@@ -241,7 +241,7 @@ out:
  * src/include/utils/backend_status.h as of 16's beta. Other versions are not checked.
  */
 static const struct pg_bestatus_loc bestatus_locs[] = {
-	{ 15, 16, 232, 32, 248, 1, 2, 3, 4, 5, 6, 0, 0, 4, 24, 40 },
+	{ 15, 16, 232, 32, 248, 1, 2, 3, 4, 5, 6, 0, 0, 4, 24, 40, 16 },
 };
 
 #define NBESTATUS ((int)(sizeof(bestatus_locs) / sizeof(bestatus_locs[0])))
@@ -252,15 +252,16 @@ const struct pg_bestatus_loc *pg_bestatus_table(int *n)
 	return bestatus_locs;
 }
 
-#define NBEFIELDS 7
+#define NBEFIELDS 8
 
 int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_loc *loc)
 {
 	uint64_t off[NBEFIELDS], size[NBEFIELDS];
 	static const char *const fields[NBEFIELDS] = {
 		"st_state", "st_activity_start_timestamp", "st_activity_raw", "st_changecount",
-		"st_procpid", "st_xact_start_timestamp", "st_state_start_timestamp" };
-	static const uint64_t sizes[NBEFIELDS] = { 4, 8, 8, 4, 4, 8, 8 };
+		"st_procpid", "st_xact_start_timestamp", "st_state_start_timestamp",
+		"st_proc_start_timestamp" };
+	static const uint64_t sizes[NBEFIELDS] = { 4, 8, 8, 4, 4, 8, 8, 8 };
 	int i;
 
 	memset(loc, 0, sizeof(*loc));
@@ -284,6 +285,7 @@ int pg_bestatus_locate(int major, const struct elf_file *ef, struct pg_bestatus_
 	loc->procpid_off = off[4];
 	loc->xact_ts_off = off[5];
 	loc->state_ts_off = off[6];
+	loc->proc_ts_off = off[7];
 	loc->from_dwarf = 1;
 	return 0;
 }

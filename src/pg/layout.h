@@ -104,9 +104,10 @@ struct pg_bestatus_loc {
 	 * while the backend writes the row), st_procpid (int, 0 once it left), and three of
 	 * its TimestampTz (8 bytes, PostgreSQL's microseconds since 2000): the transaction's
 	 * start and the time st_state was last set (state_change; query_start is
-	 * activity_ts_off above).
+	 * activity_ts_off above); and the backend's start (backend_start), which tells its
+	 * row from the next owner's after it left.
 	 */
-	uint32_t changecount_off, procpid_off, xact_ts_off, state_ts_off;
+	uint32_t changecount_off, procpid_off, xact_ts_off, state_ts_off, proc_ts_off;
 };
 
 /* The table row for major, NULL when none; with DWARF in ef its offsets override. */

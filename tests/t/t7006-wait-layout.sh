@@ -32,18 +32,20 @@ test_expect_success "offsetof() and the BackendState values on the PostgreSQL $m
 		       (int)STATE_IDLEINTRANSACTION_ABORTED, (int)STATE_DISABLED);
 		printf("statements: *MyBEEntry st_changecount +%zu, st_procpid +%zu,"
 		       " st_xact_start_timestamp +%zu, st_activity_start_timestamp +%zu,"
-		       " st_state_start_timestamp +%zu, st_state +%zu, st_activity_raw +%zu"
-		       " (layout table)\n",
+		       " st_state_start_timestamp +%zu, st_proc_start_timestamp +%zu,"
+		       " st_state +%zu, st_activity_raw +%zu (layout table)\n",
 		       offsetof(PgBackendStatus, st_changecount),
 		       offsetof(PgBackendStatus, st_procpid),
 		       offsetof(PgBackendStatus, st_xact_start_timestamp),
 		       offsetof(PgBackendStatus, st_activity_start_timestamp),
 		       offsetof(PgBackendStatus, st_state_start_timestamp),
+		       offsetof(PgBackendStatus, st_proc_start_timestamp),
 		       offsetof(PgBackendStatus, st_state),
 		       offsetof(PgBackendStatus, st_activity_raw));
-		printf("head sizes %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_changecount),
+		printf("head sizes %zu %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_changecount),
 		       sizeof(MyBEEntry->st_procpid), sizeof(MyBEEntry->st_xact_start_timestamp),
-		       sizeof(MyBEEntry->st_state_start_timestamp));
+		       sizeof(MyBEEntry->st_state_start_timestamp),
+		       sizeof(MyBEEntry->st_proc_start_timestamp));
 		printf("sizes %zu %zu %zu %zu\n", sizeof(MyBEEntry->st_state),
 		       sizeof(MyBEEntry->st_activity_start_timestamp),
 		       sizeof(MyBEEntry->st_activity_raw), sizeof(debug_query_string));
@@ -55,7 +57,7 @@ test_expect_success "offsetof() and the BackendState values on the PostgreSQL $m
 	cat expected &&
 	# the sizes the program reads
 	test "$(sed -n "s/^sizes //p" expected)" = "4 8 8 8" &&
-	test "$(sed -n "s/^head sizes //p" expected)" = "4 4 8 8"
+	test "$(sed -n "s/^head sizes //p" expected)" = "4 4 8 8 8"
 '
 
 test_expect_success 'dbtap wait reads exactly those, on a running server' '
