@@ -11,6 +11,7 @@
 #include "bpf/corebtf.h"
 #include "bpf/loader.h"
 #include "bpf/stathash.h"
+#include "bpf/tracepoint.h"
 #include "bpf/latency.h"
 #include "bpf/mapdump.h"
 #include "bpf/slothist.h"
@@ -23,6 +24,7 @@ struct lat_probe {
 	struct links links;
 	int npairs, ncpus, nsites;
 	bool bestatus; /* the PgBackendStatus path */
+	bool recv;     /* with the backends' socket reads (sock_recv_length) */
 	struct lat_hist *percpu;
 };
 
@@ -99,9 +101,14 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		bpf_program__set_autoload(lp->skel->progs.end_multi, false);
 		bpf_program__set_autoload(lp->skel->progs.end_uprobe, false);
 		bpf_program__set_autoload(lp->skel->progs.query_done, false);
+		/* without it (before 6.4) only the switch-outs tell: docs/latency.md */
+		lp->recv = tracepoint_named("sock_recv_length");
+		if (!lp->recv)
+			bpf_program__set_autoload(lp->skel->progs.stmt_recv, false);
 		attach_progs_prepare(&aborts);
 	} else {
 		bpf_program__set_autoload(lp->skel->progs.stmt_switch, false);
+		bpf_program__set_autoload(lp->skel->progs.stmt_recv, false);
 		bpf_program__set_autoload(lp->skel->progs.stmt_exit, false);
 		bpf_program__set_autoload(aborts.multi, false);
 		bpf_program__set_autoload(aborts.single, false);
@@ -122,8 +129,10 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		attach_plan_probe(&plan, &aborts, o->abort, 0, false);
 		attach_plan_prog(&plan, lp->skel->progs.stmt_exit, "sched_process_exit");
 		attach_plan_prog(&plan, lp->skel->progs.stmt_switch, "sched_switch");
-		/* the abort's sites and the two tracepoints, as wait counts its own */
-		lp->nsites = probe_nsites(o->abort) + 2;
+		if (lp->recv)
+			attach_plan_prog(&plan, lp->skel->progs.stmt_recv, "sock_recv_length");
+		/* the abort's sites and the tracepoints, as wait counts its own */
+		lp->nsites = probe_nsites(o->abort) + 2 + lp->recv;
 	} else {
 		/* ENDs first: a START attached alone would fill the map with nothing to pair. */
 		for (int i = 0; i < o->npairs; i++)
