@@ -356,20 +356,14 @@ int BPF_PROG(stmt_switch, bool preempt, struct task_struct *prev, struct task_st
  * A backend's reads from its socket: a client that sends its next statement before the
  * backend waits for it (pgbench does, now and then, on two CPUs) gives no switch-out
  * between the two statements, but the read of the next one still comes after the row
- * said the last one ended. sock_recv_length (Linux 6.4+) fires as any socket read of
- * the machine returns, in the reading task. MSG_PEEK leaves the data to be read.
+ * said the last one ended (recv_traced(), waitword.bpf.h).
  */
-#define LAT_MSG_PEEK 2
-
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(stmt_recv, struct sock *sk, int ret, int flags)
 {
 	__u64 id;
 
-	if (ret <= 0 || (flags & LAT_MSG_PEEK))
-		return 0;
-	id = bpf_get_current_pid_tgid();
-	if (!task_traced((struct task_struct *)bpf_get_current_task_btf(), (__u32)id, false))
+	if (!recv_traced(ret, flags, &id))
 		return 0;
 	be_look(id, 0);
 	return 0;

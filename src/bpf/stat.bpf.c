@@ -745,21 +745,13 @@ int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
-#define STAT_MSG_PEEK 2 /* a look at the data, which stays to be read */
-
-/*
- * sock_recv_length (Linux 6.4+) fires as any socket read of the machine returns,
- * in the reading task: a traced thread's first, by its bit (waitword.bpf.h).
- */
+/* A traced backend's socket read (recv_traced(), waitword.bpf.h). */
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 {
 	__u64 id;
 
-	if (ret <= 0 || (flags & STAT_MSG_PEEK))
-		return 0;
-	id = bpf_get_current_pid_tgid();
-	if (!task_traced((struct task_struct *)bpf_get_current_task_btf(), (__u32)id, false))
+	if (!recv_traced(ret, flags, &id))
 		return 0;
 	stat_recv((__u32)id, id >> 32, bpf_get_smp_processor_id());
 	return 0;

@@ -205,4 +205,20 @@ static __always_inline void switch_ends_read(struct switch_ends *s, struct task_
 		taskcache_forget((__u64)prev);
 }
 
+/*
+ * At sock_recv_length (Linux 6.4+), which fires as any socket read of the machine
+ * returns, in the reading task: whether it is a read of data (not an error, not a
+ * MSG_PEEK look that leaves the data to be read) by a traced thread. *id as
+ * bpf_get_current_pid_tgid() has it. A backend reads its next message there.
+ */
+#define RECV_MSG_PEEK 2
+
+static __always_inline bool recv_traced(int ret, int flags, __u64 *id)
+{
+	if (ret <= 0 || (flags & RECV_MSG_PEEK))
+		return false;
+	*id = bpf_get_current_pid_tgid();
+	return task_traced((struct task_struct *)bpf_get_current_task_btf(), (__u32)*id, false);
+}
+
 #endif
