@@ -16,33 +16,9 @@
 # Ratios and costs measured here, never absolute targets: machines differ.
 SECS=${1:-10}
 ROUNDS=${2:-1}
-. "$(dirname "$0")/../tests/lib/standalone.sh"
-standalone_init bench-latency "BPF, raw tracepoints, uprobes"
-
-standalone_cluster init
-cd "$TRASH" || exit 1
-
-stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
-sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
-test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
-
-# prog_stats PID: "NAME RUNS NS" of each program dbtap pid PID holds (its fdinfo)
-prog_stats() {
-	bpftool -j prog show | python3 -c '
-import json, os, re, sys
-held = set()
-d = "/proc/%s/fdinfo" % sys.argv[1]
-for fd in os.listdir(d):
-    try:
-        m = re.search(r"^prog_id:\s*(\d+)", open(d + "/" + fd).read(), re.M)
-    except OSError:
-        continue
-    if m:
-        held.add(int(m.group(1)))
-for p in json.load(sys.stdin):
-    if p["id"] in held and "run_cnt" in p:
-        print(p.get("name", "?"), p["run_cnt"], p["run_time_ns"])' "$1"
-}
+. "$(dirname "$0")/lib/bench.sh"
+bench_cluster bench-latency "BPF, raw tracepoints, uprobes"
+bench_bpf_stats
 
 # run_lat idle|loaded [LATENCY_OPTION...]: one run; prints one JSON object: each
 # program's runs and ns in the run, the transactions, statements and switches looked at.
@@ -51,18 +27,15 @@ run_lat() {
 	shift
 	"$DBTAP" latency --pg "$PGDATA" -j query "$@" >l.json 2>l.err &
 	pid=$!
-	for i in $(seq 1 200); do
-		grep -q '^tracing' l.err 2>/dev/null && break
-		sleep 0.05
-	done
-	prog_stats $pid >s0.txt
+	bench_wait_line '^tracing' l.err
+	bench_prog_stats $pid >s0.txt
 	if [ "$mode" = idle ]; then
 		sleep "$SECS"
 	else
 		pgbench -n -b tpcb-like -c 2 -j 2 -T "$SECS" >pgb.out 2>&1
 		tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' pgb.out)
 	fi
-	prog_stats $pid >s1.txt
+	bench_prog_stats $pid >s1.txt
 	kill -INT $pid
 	wait $pid
 	python3 - "${tx:-0}" <<'PY'

@@ -15,25 +15,16 @@
 PAIRS=${1:-5}
 SECS=${2:-10}
 SCRAPES=${3:-10000}
-. "$(dirname "$0")/../tests/lib/standalone.sh"
-standalone_init bench-serve "BPF, uprobes"
-
-standalone_cluster init
-cd "$TRASH" || exit 1
+. "$(dirname "$0")/lib/bench.sh"
+bench_cluster bench-serve "BPF, uprobes"
 
 SERVE_PID=
 serve_start() {
 	"$DBTAP" serve --pg "$PGDATA" --listen 127.0.0.1:0 "$@" >serve.out 2>serve.err &
 	SERVE_PID=$!
 	test_atexit "kill $SERVE_PID"
-	for i in $(seq 1 200); do
-		ADDR=$(sed -n 's|^serving http://\(.*\)/metrics.*|\1|p' serve.err)
-		[ -n "$ADDR" ] && return 0
-		sleep 0.05
-	done
-	echo "error: dbtap serve did not start:" >&2
-	cat serve.err >&2
-	exit 1
+	bench_wait_line '^serving http://.*/metrics' serve.err || exit 1
+	ADDR=$(sed -n 's|^serving http://\(.*\)/metrics.*|\1|p' serve.err)
 }
 serve_stop() {
 	kill "$SERVE_PID" && wait "$SERVE_PID"

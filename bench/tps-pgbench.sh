@@ -16,7 +16,7 @@
 # Ratios measured side by side, never absolute targets: machines differ.
 ROUNDS=${1:-3}
 SECS=${2:-8}
-. "$(dirname "$0")/../tests/lib/standalone.sh"
+. "$(dirname "$0")/lib/bench.sh"
 standalone_init bench-tps "BPF, uprobes"
 
 pg_start bench "autovacuum = off" || exit 1
@@ -93,9 +93,7 @@ run_mode() {
 
 # BPF run-time statistics (kernel.bpf_stats_enabled): each program's own ns per hit,
 # a figure the machine's noise does not blur. Restored on exit.
-stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
-sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
-test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
+bench_bpf_stats
 
 modes="none dbtap"
 [ -n "$have_bpftrace" ] && modes="$modes bpftrace"

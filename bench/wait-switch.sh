@@ -24,11 +24,8 @@
 PAIRS=${1:-5}
 SECS=${2:-10}
 ROUNDS=${ROUNDS:-1}
-. "$(dirname "$0")/../tests/lib/standalone.sh"
-standalone_init bench-wait "BPF, BTF tracepoints, uprobes"
-
-standalone_cluster init
-cd "$TRASH" || exit 1
+. "$(dirname "$0")/lib/bench.sh"
+bench_cluster bench-wait "BPF, BTF tracepoints, uprobes"
 
 if [ "$PAIRS" != 0 ]; then
 	echo "== pgbench -S -c 4 -j 2, $PAIRS pairs of $SECS s: untraced vs dbtap wait (and --usdt), vs an empty program"
@@ -37,29 +34,13 @@ if [ "$PAIRS" != 0 ]; then
 		--diag || exit 1
 fi
 
-stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
-sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
-test_atexit "sysctl -q -w kernel.bpf_stats_enabled=${stats_was:-0}"
+bench_bpf_stats
 
-# on_switch's (or on_switch_empty's) "RUNS NS": other tracers may run programs of the
-# same name (stat has an on_switch): ours is the one dbtap pid $1 holds (its fdinfo).
+# on_switch's (or on_switch_empty's) "RUNS NS" in dbtap pid $1: with --empty-program
+# on_switch is loaded too, and never runs
 prog_stats() {
-	bpftool -j prog show | python3 -c '
-import json, os, re, sys
-held = set()
-d = "/proc/%s/fdinfo" % sys.argv[1]
-for fd in os.listdir(d):
-    try:
-        m = re.search(r"^prog_id:\s*(\d+)", open(d + "/" + fd).read(), re.M)
-    except OSError:
-        continue
-    if m:
-        held.add(int(m.group(1)))
-progs = json.load(sys.stdin)
-ours = [p for p in progs if p.get("name") in ("on_switch", "on_switch_empty") and p["id"] in held]
-# with --empty-program on_switch is loaded too, and never runs
-p = max(ours, key=lambda p: p.get("run_cnt", 0)) if ours else None
-print(p["run_cnt"], p["run_time_ns"]) if p and "run_cnt" in p else print("0 0")' "$1"
+	bench_prog_stats "$1" | awk 'BEGIN { runs = 0; ns = 0 } ($1 == "on_switch" || $1 == "on_switch_empty") && $2 >= runs {
+		runs = $2; ns = $3 } END { print runs + 0, ns + 0 }'
 }
 
 # run_wait [idle] [WAIT_OPTION...]: SECS of pgbench (or, with idle, of no load) under
@@ -71,10 +52,7 @@ run_wait() {
 	shift
 	DBTAP_WAIT_SELF_TIME=1 "${BIN:-$DBTAP}" wait --pg "$PGDATA" -j "$@" >w.json 2>w.err &
 	pid=$!
-	for i in $(seq 1 200); do
-		grep -q '^tracing' w.err 2>/dev/null && break
-		sleep 0.05
-	done
+	bench_wait_line '^tracing' w.err
 	s0=$(prog_stats $pid)
 	if [ "$mode" = idle ]; then
 		sleep "$SECS"
