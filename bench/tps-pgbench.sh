@@ -140,9 +140,9 @@ print("last dbtap run: %d commits in %.1f s = %.1f tps seen by the probes" %
 PY
 
 # Start-up and memory: spawn -> attached ("tracing" line, bpftrace's BEGIN), then
-# SIGINT; peak RSS from wait4().
+# SIGINT; peak RSS from /proc/PID/status (VmHWM).
 python3 - "$DBTAP" "$PGDATA" "$have_bpftrace" <<'PY'
-import os, signal, statistics, subprocess, sys, threading, time
+import signal, statistics, subprocess, sys, threading, time
 dbtap, pgdata, have_bpftrace = sys.argv[1:]
 
 def measure(cmd, ready):
@@ -166,19 +166,15 @@ def measure(cmd, ready):
     drain = threading.Thread(target=p.stdout.read)
     drain.start()
     p.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 10
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            p.kill()
-            deadline = float("inf")
-        time.sleep(0.05)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
     drain.join()
     return t_ready, hwm
 
-tools = [("dbtap tps --by pid", [dbtap, "tps", "--pg", pgdata, "--by pid"], "tracing")]
+tools = [("dbtap tps --by pid", [dbtap, "tps", "--pg", pgdata, "--by", "pid"], "tracing")]
 if have_bpftrace:
     tools.append(("bpftrace, same probes", ["bpftrace", "-B", "line", "tps.bt"], "attached"))
 print("%-24s %18s %14s" % ("tool", "start->attached ms", "peak RSS MiB"))
