@@ -319,6 +319,18 @@ static void find_cluster_of(struct target_info *ti, pid_t pid)
 	pg_cluster_list_free(&list);
 }
 
+/*
+ * Where a command takes the statements from: its backends' own PgBackendStatus rows
+ * (fast, no trap), or the USDT probes, a trap each, and why the rows could not be used.
+ */
+static struct check *add_stmt_path(struct report *r, const char *name, bool bestatus,
+				   const char *fast, const char *slow, const char *why)
+{
+	if (bestatus)
+		return add(r, name, ST_OK, "%s", fast);
+	return add(r, name, ST_NA, "%s: %s", slow, why);
+}
+
 static void probe_target(struct target *t, struct target_info *ti, struct report *r)
 {
 	struct elf_file *ef;
@@ -395,35 +407,28 @@ static void probe_target(struct target *t, struct target_info *ti, struct report
 		/* which path dbtap wait takes for the transaction state and the statements */
 		struct wait_probe_opts wo = { 0 };
 		struct pg_bestatus b;
+		char fast[160];
 		ti->wait_bestatus = wait_probe_opts_bestatus(&wo, ti->pg_major, t->binary,
 							     ti->pg_postmaster, &b) == 0;
-		if (ti->wait_bestatus) {
-			add(r, "wait", ST_OK, "statements and transaction state read from"
-			    " PgBackendStatus at switches (%s): no USDT trap",
-			    b.loc.from_dwarf ? "debug info" : "layout table");
-		} else {
-			c = add(r, "wait", ST_NA, "statements and transaction state from the USDT"
-				" probes, a trap each: %s", b.why);
+		snprintf(fast, sizeof(fast), "statements and transaction state read from"
+			 " PgBackendStatus at switches (%s): no USDT trap",
+			 ti->wait_bestatus && b.loc.from_dwarf ? "debug info" : "layout table");
+		c = add_stmt_path(r, "wait", ti->wait_bestatus, fast, "statements and transaction"
+				  " state from the USDT probes, a trap each", b.why);
+		if (!ti->wait_bestatus)
 			set_hint(c, "dbtap knows the PgBackendStatus layout of PostgreSQL 15 and 16");
-		}
-		/* latency query: the same rows, read for the statements' ends */
+		/* latency query and stat --by query: the same rows, read for the statements' ends */
 		struct bestatus_cfg cfg;
 		char why[160];
 		ti->lat_bestatus = bestatus_cfg_find(&cfg, &b, ti->pg_major, t->binary,
 						     ti->pg_postmaster, why, sizeof(why)) == 0;
-		if (ti->lat_bestatus)
-			add(r, "latency", ST_OK, "latency query reads each statement's end from"
-			    " PgBackendStatus at the backends' switches: no trap per statement");
-		else
-			add(r, "latency", ST_NA, "latency query times the USDT probes, a trap at each"
-			    " statement's start and end: %s", why);
-		/* and stat --by query, from the same rows (at its switches and socket reads) */
-		if (ti->lat_bestatus)
-			add(r, "stat", ST_OK, "--by query: statements read from PgBackendStatus at"
-			    " switches and socket reads: no USDT trap");
-		else
-			add(r, "stat", ST_NA, "--by query: statements from the USDT probes, a trap"
-			    " each: %s", why);
+		add_stmt_path(r, "latency", ti->lat_bestatus, "latency query reads each statement's"
+			      " end from PgBackendStatus at the backends' switches: no trap per"
+			      " statement", "latency query times the USDT probes, a trap at each"
+			      " statement's start and end", why);
+		add_stmt_path(r, "stat", ti->lat_bestatus, "--by query: statements read from"
+			      " PgBackendStatus at switches and socket reads: no USDT trap",
+			      "--by query: statements from the USDT probes, a trap each", why);
 	}
 }
 
