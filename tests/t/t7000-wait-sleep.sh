@@ -21,18 +21,30 @@ assert len(ms) == $2, ms
 print(sum(ms) / 1e3)"
 }
 
-# The sleeps asked are 2.0 s; a backend woken at the end of one waits in the run queue
-# for a CPU before it clears its wait event (pg_stat_activity shows PgSleep until
-# then, and so does dbtap), 40 ms of 200 at load 20 on two CPUs. So the truth above
-# 2.0 s is the server's own clock: the ten statements' durations as it logged them.
-test_expect_success 'pg_sleep(0.2) x10: Timeout:PgSleep 2.0 s within 2 %, count 10, that statement' '
-	trace_start w1.json wait --pg="$PGDATA" -j --by query &&
+# sleeps_traced OUT N [TAIL.sql] [WAIT_OPTION...]: `dbtap wait -j --by query` (and the
+# options) in OUT over one psql running N statements "select pg_sleep(0.2);", then the
+# lines of TAIL.sql ("" for none); sets LOGGED to the seconds the server logged for them.
+sleeps_traced() {
+	local out=$1 n=$2 tail=$3 from
+	shift 3
 	{ echo "select pg_backend_pid();" &&
-	  for i in $(seq 1 10); do echo "select pg_sleep(0.2);"; done; } >s.sql &&
+	  for i in $(seq 1 $n); do echo "select pg_sleep(0.2);"; done &&
+	  { [ -z "$tail" ] || cat "$tail"; }; } >"$out.sql" &&
+	trace_start "$out" wait --pg="$PGDATA" -j --by query "$@" &&
 	from=$(stat -c %s "$TRASH/pg/server.log") &&
-	PGOPTIONS="-c log_min_duration_statement=0" psql -XAt -f s.sql >s.out &&
+	PGOPTIONS="-c log_min_duration_statement=0" psql -XAt -f "$out.sql" >"$out.out" &&
 	trace_stop &&
-	logged=$(logged_sleeps $from 10) &&
+	LOGGED=$(logged_sleeps $from $n)
+}
+
+# The sleeps asked are 0.2 s each; a backend woken at the end of one waits in the run
+# queue for a CPU before it clears its wait event (pg_stat_activity shows PgSleep until
+# then, and so does dbtap), 40 ms of 200 at load 20 on two CPUs. So the truth above
+# the sleeps asked is the server's own clock: the statements' durations as it logged them.
+# sleeps_check OUT N: OUT's summary has one Timeout:PgSleep row, under that statement,
+# counted N times, of at least the N x 0.2 s asked (within 2 %) and at most the time the
+# statements took by the server's clock (sleeps_traced's LOGGED).
+sleeps_check() {
 	json_py "
 rows = [dict(w, query=g[\"query\"]) for g in d[\"statements\"] for w in g[\"waits\"]
         if w[\"wait_event_type\"] == \"Timeout\" and w[\"wait_event\"] == \"PgSleep\"]
@@ -40,12 +52,14 @@ assert len(rows) == 1, d[\"statements\"]
 r = rows[0]
 assert r[\"query\"] == \"select pg_sleep(\$1);\", r
 assert d[\"report\"] == \"summary\" and d[\"end\"] == \"interrupted\", d
-assert r[\"count\"] == 10, r
-logged = $logged
-# at least the sleeps asked (2.0 s, within 2 %), at most the time the statements took
-# by the server clock (2.0 s and a few ms where CPUs are free)
-assert 2.0 * 0.98 <= r[\"wait_s\"] <= logged * 1.001, (r, logged)
-" <w1.json
+assert r[\"count\"] == $2, r
+assert $2 * 0.2 * 0.98 <= r[\"wait_s\"] <= $LOGGED * 1.001, (r, $LOGGED)
+" <"$1"
+}
+
+test_expect_success 'pg_sleep(0.2) x10: Timeout:PgSleep 2.0 s within 2 %, count 10, that statement' '
+	sleeps_traced w1.json 10 "" &&
+	sleeps_check w1.json 10
 '
 
 test_expect_success 'idle 3 s between statements: reported apart; inside a transaction, counted' '
@@ -94,23 +108,14 @@ assert d[\"rows\"] > len(d[\"waits\"]) or sum(r[\"wait_ns\"] for r in d[\"waits\
 
 # The path of versions whose PgBackendStatus layout dbtap does not know, on this one.
 test_expect_success '--usdt: the same from the probes: pg_sleep by statement, idle in transaction counted' '
-	{ echo "select pg_backend_pid();" &&
-	  for i in $(seq 1 5); do echo "select pg_sleep(0.2);"; done &&
-	  echo "begin;" && echo "\\! sleep 1" && echo "commit;"; } >u.sql &&
-	trace_start u1.json wait --pg="$PGDATA" -j --by query --usdt &&
+	{ echo "begin;" && echo "\\! sleep 1" && echo "commit;"; } >u.sql &&
+	sleeps_traced u1.json 5 u.sql --usdt &&
 	! grep -q "PgBackendStatus" u1.json.err &&
-	from=$(stat -c %s "$TRASH/pg/server.log") &&
-	PGOPTIONS="-c log_min_duration_statement=0" psql -XAt -f u.sql >u.out &&
-	trace_stop &&
-	logged=$(logged_sleeps $from 5) &&
+	sleeps_check u1.json 5 &&
 	json_py "
-rows = [dict(w, query=g[\"query\"]) for g in d[\"statements\"] for w in g[\"waits\"]
-        if w[\"wait_event\"] in (\"PgSleep\", \"ClientRead\") and w[\"kind\"] == \"wait\"]
-sl = [r for r in rows if r[\"wait_event\"] == \"PgSleep\"]
-assert len(sl) == 1 and sl[0][\"query\"] == \"select pg_sleep(\$1);\", rows
-assert sl[0][\"count\"] == 5 and 1.0 * 0.98 <= sl[0][\"wait_s\"] <= $logged * 1.001, (sl, $logged)
-cr = [r for r in rows if r[\"wait_event\"] == \"ClientRead\"]
-assert cr and sum(r[\"wait_s\"] for r in cr) >= 1.0, rows
+cr = [w for g in d[\"statements\"] for w in g[\"waits\"]
+      if w[\"wait_event\"] == \"ClientRead\" and w[\"kind\"] == \"wait\"]
+assert cr and sum(r[\"wait_s\"] for r in cr) >= 1.0, d[\"statements\"]
 " <u1.json
 '
 
