@@ -6,42 +6,70 @@ test_description='dbtap profile --timeline: busy and idle phases of a workload'"
 
 [ -x "$WORKLOADS/tlphases" ] || test_bail "$WORKLOADS/tlphases is not built: run make"
 
-# The workload's own CLOCK_MONOTONIC phase times, against the cells of the timeline:
-# a cell wholly inside a busy phase has samples, one wholly inside the idle phase has
-# none; only the cell on each boundary may go either way ("within one cell").
+# Each cell of a thread's row held against what the thread itself got in that cell: its
+# own CPU clock, read by the workload every millisecond as it spins and on each side of
+# its sleep ("cpu NAME MONOTONIC THREAD_CPU"). A busy thread on a loaded machine is not
+# on CPU all through its phase, so its phase's wall times are no truth for a cell; its
+# CPU time is: -p samples on an event bound to the thread, whose timer runs only while
+# the thread is on CPU and fires once per period (1/HZ) of it (t7500 holds the totals).
+# So a cell in which the thread ran at most HI seconds has at most HI x HZ + 1 samples
+# (10 % over for the clocks' differences: interrupts may be the thread's to one and not
+# to the other), one in which it ran at least 4 periods has one at least, and the whole
+# row is HZ x its CPU time within 5 %. The sleep's cells get the CPU time of going to
+# sleep and waking, some microseconds: one sample at most in all of them.
 check_phases='
-import re
+import bisect
+HZ = 499
 phases = [(l.split()[1], float(l.split()[2]), float(l.split()[3]))
           for l in open("tlp.out") if l.startswith("phase ")]
 tids = {l.split()[1]: int(l.split()[2]) for l in open("tlp.out") if l.startswith("thread ")}
 assert len(phases) == 3 and len(tids) == 2, (phases, tids)
+clocks = {name: [] for name in tids}
+for l in open("tlp.out"):
+    if l.startswith("cpu "):
+        _, name, m, c = l.split()
+        clocks[name].append((float(m), float(c)))
 base = d["start_monotonic_s"]
 t0, cell = d["t0_s"], d["cell_s"]
 rows = {t["tid"]: t for t in d["threads"]}
-busy_sets = []
 for name, tid in tids.items():
     r = rows[tid]
     assert r["name"] == name, (r["name"], name)
-    busy = set()
+    at = clocks[name]
+    ms, cs = [m for m, c in at], [c for m, c in at]
+    assert len(at) > 100 and ms == sorted(ms), (name, len(at))
+    # the sleep: the one stretch between two readings longer than half the idle phase
+    k = max(range(len(at) - 1), key=lambda k: ms[k + 1] - ms[k])
+    sleep0, sleep1, sleep_cpu = ms[k], ms[k + 1], cs[k + 1] - cs[k]
+    assert sleep1 - sleep0 >= 0.5 * (phases[1][2] - phases[1][1]), (name, sleep0, sleep1)
+    in_sleep = 0
+    held = 0
     for i, n in enumerate(r["cell_samples"]):
         a, b = base + t0 + i * cell, base + t0 + (i + 1) * cell
-        inside = [k for k, p0, p1 in phases if p0 <= a and b <= p1]
-        if inside == ["busy"]:
-            assert n > 0, ("busy cell without samples", name, i, a - phases[0][1])
-            busy.add(i)
-        elif inside == ["idle"]:
-            assert n == 0, ("idle cell with samples", name, i, n)
-        elif not any(p0 < b and a < p1 for k, p0, p1 in phases):
-            assert n == 0, ("cell outside the phases with samples", name, i, n)
-    assert len(busy) >= 4, busy
-    busy_sets.append(busy)
-# aligned by the workload, aligned on the timeline
-assert busy_sets[0] == busy_sets[1], busy_sets
+        # CPU in [a, b]: at least between the first reading after a and the last before
+        # b, at most between the last reading before a and the first after b; before
+        # the first reading and after the last the thread ran microseconds (its barrier,
+        # its exit): one more sample at most
+        lo_i, hi_i = bisect.bisect_left(ms, a), bisect.bisect_right(ms, b) - 1
+        lo = cs[hi_i] - cs[lo_i] if 0 <= lo_i <= hi_i < len(ms) else 0.0
+        pre = max(bisect.bisect_right(ms, a) - 1, 0)
+        post = min(bisect.bisect_left(ms, b), len(ms) - 1)
+        hi = cs[post] - cs[pre]
+        tail = a < ms[0] or b > ms[-1]
+        assert n <= int(hi * HZ * 1.1) + 1 + tail, ("more samples than CPU time", name, i, n, hi)
+        if lo >= 4.0 / HZ:
+            assert n > 0, ("a cell with CPU time and no sample", name, i, lo)
+            held += 1
+        if sleep0 <= a and b <= sleep1:
+            in_sleep += n
+    assert in_sleep <= int(sleep_cpu * HZ * 1.1) + 1, ("samples in the sleep", name, in_sleep, sleep_cpu)
+    cpu = cs[-1] - cs[0]
+    assert abs(r["samples"] - HZ * cpu) <= 0.05 * HZ * cpu + 2, (name, r["samples"], HZ * cpu)
+    print(name, "cpu %.3f s" % cpu, "samples", r["samples"], "cells held busy", held)
 assert d["lost"]["ring_full"] == 0 and d["lost"]["kept_full"] == 0, d["lost"]
-print(sorted(busy_sets[0]))
 '
 
-test_expect_success 'busy 0-1 s, idle 1-2 s, busy 2-3 s: busy cells exactly there, two threads aligned' '
+test_expect_success 'busy 1 s, idle 1 s, busy 1 s: each thread'"'"'s cells hold the samples its own CPU clock says' '
 	tlphases_start tlp.out -n 2 &&
 	trace_start tl.json profile --timeline -p $TLP_PID -F 499 --cells 20 -j &&
 	tlphases_go &&
