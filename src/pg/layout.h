@@ -82,6 +82,12 @@ struct pg_wait_word {
 int pg_wait_word_find(int major, const char *binary, pid_t ref, struct pg_wait_word *w);
 
 /*
+ * PostgreSQL's epoch, TimestampTz 0 (2000-01-01 00:00 UTC), in Unix seconds: its
+ * timestamps (PgBackendStatus's among them) count microseconds from there.
+ */
+#define PG_EPOCH_UNIX_S 946684800LL
+
+/*
  * A backend's row of pg_stat_activity, PgBackendStatus in shared memory, found through
  * MyBEEntry (.dynsym): its state (idle, running, idle in transaction...), when its
  * current statement started and the statement's text. wait reads them at context

@@ -60,6 +60,30 @@ test_expect_success "offsetof() and the BackendState values on the PostgreSQL $m
 	test "$(sed -n "s/^head sizes //p" expected)" = "4 4 8 8 8"
 '
 
+# The timestamps read from a row are TimestampTz, microseconds since PostgreSQL's
+# epoch: the headers derive it from two Julian day numbers, dbtap states it in seconds.
+test_expect_success "the TimestampTz epoch in src/pg equals the PostgreSQL $major headers' own" '
+	cat >epoch.c <<-\EOC &&
+	#include "postgres.h"
+	#include "datatype/timestamp.h"
+	#include "pg/layout.h"
+	#undef printf
+	#include <stdio.h>
+	int main(void)
+	{
+		printf("%lld %lld\n",
+		       (long long)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY,
+		       (long long)PG_EPOCH_UNIX_S);
+		return 0;
+	}
+	EOC
+	cc -I"$server_inc" -I"$TEST_ROOT/src" -o epoch epoch.c &&
+	./epoch >epoch.out &&
+	read headers ours <epoch.out &&
+	test "$headers" -gt 0 &&
+	test "$headers" = "$ours"
+'
+
 test_expect_success 'dbtap wait reads exactly those, on a running server' '
 	pg_start pg &&
 	dbtap wait -v --pg="$PGDATA" -d 0.1 -j >w.json 2>w.err &&
