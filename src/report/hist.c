@@ -53,6 +53,15 @@ uint64_t hist_bucket_value(uint32_t idx)
 	return loglinear_lower(idx) + loglinear_width(idx) / 2;
 }
 
+uint64_t hist_rank(double p, uint64_t total)
+{
+	uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)total);
+
+	if (rank < 1)
+		rank = 1;
+	return rank > total ? total : rank;
+}
+
 uint64_t hist_percentile(const struct hist *h, double p)
 {
 	uint64_t total = 0, rank, seen = 0;
@@ -63,11 +72,7 @@ uint64_t hist_percentile(const struct hist *h, double p)
 		return 0;
 	if (p <= 0)
 		return hist_min(h);
-	rank = (uint64_t)ceil(p / 100.0 * (double)total);
-	if (rank < 1)
-		rank = 1;
-	if (rank > total)
-		rank = total;
+	rank = hist_rank(p, total);
 	for (uint32_t i = 0; i < LL_BUCKETS; i++) {
 		seen += h->counts[i];
 		if (seen >= rank)

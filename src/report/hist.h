@@ -36,6 +36,8 @@ void hist_recount(struct hist *h);
 uint64_t hist_bucket_value(uint32_t idx);
 /* p in (0, 100]: nearest-rank percentile, 0 when empty. */
 uint64_t hist_percentile(const struct hist *h, double p);
+/* That rank among total samples (total > 0): the p-th percentile's, 1 to total. */
+uint64_t hist_rank(double p, uint64_t total);
 uint64_t hist_min(const struct hist *h);
 uint64_t hist_max(const struct hist *h);
 double hist_mean(const struct hist *h);

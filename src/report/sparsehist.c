@@ -1,5 +1,4 @@
 /* Sparse log-linear histograms: sorted (bucket, count) pairs; percentiles as report/hist.c. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,11 +150,7 @@ uint64_t sparse_hist_percentile(const struct sparse_hist *h, double p)
 		return 0;
 	if (p <= 0)
 		return hist_bucket_value(h->v[0].bucket);
-	rank = (uint64_t)ceil(p / 100.0 * (double)total);
-	if (rank < 1)
-		rank = 1;
-	if (rank > total)
-		rank = total;
+	rank = hist_rank(p, total);
 	for (uint32_t i = 0; i < h->n; i++) {
 		seen += h->v[i].count;
 		if (seen >= rank)
