@@ -119,20 +119,6 @@ int hashmap_put(struct hashmap *m, const void *key, size_t klen, uint64_t value)
 	return 0;
 }
 
-bool hashmap_get(const struct hashmap *m, const void *key, size_t klen, uint64_t *value)
-{
-	size_t i;
-
-	if (!m->n)
-		return false;
-	i = find(m, hash_bytes(key, klen), key, klen);
-	if (!m->slots[i].hash)
-		return false;
-	if (value)
-		*value = m->slots[i].value;
-	return true;
-}
-
 uint64_t *hashmap_ref(const struct hashmap *m, const void *key, size_t klen)
 {
 	size_t i;
@@ -141,6 +127,15 @@ uint64_t *hashmap_ref(const struct hashmap *m, const void *key, size_t klen)
 		return NULL;
 	i = find(m, hash_bytes(key, klen), key, klen);
 	return m->slots[i].hash ? &m->slots[i].value : NULL;
+}
+
+bool hashmap_get(const struct hashmap *m, const void *key, size_t klen, uint64_t *value)
+{
+	const uint64_t *v = hashmap_ref(m, key, klen);
+
+	if (v && value)
+		*value = *v;
+	return v != NULL;
 }
 
 bool hashmap_del(struct hashmap *m, const void *key, size_t klen)
