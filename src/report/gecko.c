@@ -35,11 +35,23 @@ static void drain(struct sink *s, size_t above)
 	strbuf_reset(&s->j.sb);
 }
 
-static void schema(struct json *j, const char *key, const char *const *names)
+/*
+ * A table of the format: {"schema": {COLUMN: its index...}, "data": [[a row]...]}; the
+ * rows go between table_begin() and table_end().
+ */
+static void table_begin(struct json *j, const char *key, const char *const *cols)
 {
 	json_object_begin(j, key);
-	for (int i = 0; names[i]; i++)
-		json_int(j, names[i], i);
+	json_object_begin(j, "schema");
+	for (int i = 0; cols[i]; i++)
+		json_int(j, cols[i], i);
+	json_object_end(j);
+	json_array_begin(j, "data");
+}
+
+static void table_end(struct json *j)
+{
+	json_array_end(j);
 	json_object_end(j);
 }
 
@@ -190,9 +202,7 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 	json_null(j, "unregisterTime");
 
 	static const char *const sample_cols[] = { "stack", "time", "eventDelay", NULL };
-	json_object_begin(j, "samples");
-	schema(j, "schema", sample_cols);
-	json_array_begin(j, "data");
+	table_begin(j, "samples", sample_cols);
 	for (size_t i = 0; i < r->nticks; i++) {
 		uint64_t st = *u64map_get(&row_stack, r->ticks[i].stack);
 		json_array_begin(j, NULL);
@@ -205,14 +215,11 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 		json_array_end(j);
 		drain(s, 1 << 16);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	table_end(j);
 
 	static const char *const marker_cols[] = { "name", "startTime", "endTime", "phase", "category",
 						   "data", NULL };
-	json_object_begin(j, "markers");
-	schema(j, "schema", marker_cols);
-	json_array_begin(j, "data");
+	table_begin(j, "markers", marker_cols);
 	for (size_t i = 0; i < r->nmarks; i++) {
 		const struct tl_mark *mk = &r->marks[i];
 		bool wait = mk->kind == TL_WAIT;
@@ -240,15 +247,12 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 		json_array_end(j);
 		drain(s, 1 << 16);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	table_end(j);
 
 	static const char *const frame_cols[] = { "location", "relevantForJS", "innerWindowID",
 						  "implementation", "line", "column", "category",
 						  "subcategory", NULL };
-	json_object_begin(j, "frameTable");
-	schema(j, "schema", frame_cols);
-	json_array_begin(j, "data");
+	table_begin(j, "frameTable", frame_cols);
 	for (size_t i = 0; i < nframes; i++) {
 		json_array_begin(j, NULL);
 		json_uint(j, NULL, strpool_intern(&strs, stack_set_name(&m->ss, frames[i])));
@@ -262,13 +266,10 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 		json_array_end(j);
 		drain(s, 1 << 16);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	table_end(j);
 
 	static const char *const stack_cols[] = { "prefix", "frame", NULL };
-	json_object_begin(j, "stackTable");
-	schema(j, "schema", stack_cols);
-	json_array_begin(j, "data");
+	table_begin(j, "stackTable", stack_cols);
 	for (size_t i = 0; i < nstk; i++) {
 		json_array_begin(j, NULL);
 		if (stk_prefix[i])
@@ -279,8 +280,7 @@ static int thread(struct sink *s, const struct tl_model *m, const struct tl_row 
 		json_array_end(j);
 		drain(s, 1 << 16);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	table_end(j);
 
 	json_array_begin(j, "stringTable");
 	for (size_t i = 0; i < strs.n; i++) {
