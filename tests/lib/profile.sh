@@ -8,7 +8,7 @@
 #	                            PL_PID
 #	profloop_stop               kills it
 #	tlphases_start OUT ARGS...  the tlphases workload (waits for SIGUSR1); sets TLP_PID
-#	tlphases_go                 sends it SIGUSR1, waits for its "done" line (20 s at most)
+#	tlphases_go                 sends it SIGUSR1, waits for its "done" line (30 s at most)
 #	tlphases_stop               kills it
 #	bg_run OUT CMD ARGS...       CMD in the background, output in OUT; sets BG_PID
 #	schedstat_ns PID            the process's time on CPU so far (/proc/PID/schedstat), ns
@@ -27,16 +27,11 @@ test_atexit 'profloop_stop; tlphases_stop'
 # dbtap on every CPU (a group's weight is spread over its CPUs by its tasks' weights):
 # dbtap itself got a few per cent of a CPU and took seconds to refuse an option.
 workload_start() {
-	local var=$1 out=$2 name=$3 i
+	local var=$1 out=$2 name=$3
 	shift 3
 	setsid "$WORKLOADS/$name" "$@" >"$out" &
 	printf -v "$var" %s $!
-	for i in $(seq 1 100); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		sleep 0.02
-	done
-	echo "$name did not start"
-	return 1
+	wait_for_line "$out" '^ready'
 }
 
 workload_kill() {
@@ -60,14 +55,8 @@ tlphases_start() {
 }
 
 tlphases_go() {
-	local i
-	kill -USR1 "$TLP_PID" || return 1
-	for i in $(seq 1 200); do
-		grep -q '^done' "$TLP_OUT" && return 0
-		sleep 0.1
-	done
-	echo "tlphases did not finish"
-	return 1
+	kill -USR1 "$TLP_PID" &&
+	wait_for_line "$TLP_OUT" '^done'
 }
 
 tlphases_stop() {

@@ -2,23 +2,11 @@
 #
 #	wl_start NAME ARGS...   starts build/workloads/pagetouch ARGS with output in NAME.out,
 #	                        waits for its "ready" line, sets wl_pid (killed at exit)
-#	wait_for_line FILE RE   waits (30 s at most: the machine may be loaded) until FILE has a line matching RE
 #	stat_start OUT ARGS...  starts `dbtap -j stat ARGS` with stdout in OUT and stderr in
 #	                        OUT.err, waits until it says it is counting; sets stat_pid
 #	stat_stop               Ctrl-C (SIGINT) to it and waits: its exit status
 #	schedstat PID           nanoseconds PID has run (/proc/PID/schedstat, first field)
 #	prerequisites PMU (a hardware PMU: perf type 4 exists) and SMP (2 CPUs or more)
-
-wait_for_line() {
-	local i
-	for i in $(seq 1 600); do
-		grep -q -e "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "wait_for_line: '$2' never appeared in $1:"
-	cat "$1"
-	return 1
-}
 
 wl_start() {
 	local name=$1

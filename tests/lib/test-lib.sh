@@ -336,6 +336,19 @@ test_grep() {
 	fi
 }
 
+# wait_for_line FILE RE [SECS]: waits (SECS, default 30: the machine may be loaded)
+# until FILE has a line matching RE (grep -e); shows the file when none came.
+wait_for_line() {
+	local i
+	for i in $(seq 1 $((${3:-30} * 20))); do
+		grep -q -e "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "wait_for_line: '$2' never appeared in $1 within ${3:-30} s:"
+	cat "$1"
+	return 1
+}
+
 # bp_slots_free: how many hardware breakpoint slots this process can take now (0-4,
 # build/workloads/bpslots). Other tracers on the machine hold some at times: tests
 # compare with a baseline taken at their start (bp_slots_back), never with 4.

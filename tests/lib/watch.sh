@@ -99,27 +99,17 @@ xid_calls() {
 # under PREFIX, e.g. setarch -R), waits until it is ready; its pid goes to NAME.pid.
 # watched_go NAME: lets its threads write and waits for them to finish.
 watched_start() {
-	local name=$1 n=$2 threads=$3 i
+	local name=$1 n=$2 threads=$3
 	shift 3
 	rm -f "$name.go" "$name.out"
 	"$@" "$WORKLOADS"/watched "$n" "$threads" "$name.go" >"$name.out" </dev/null &
 	echo $! >"$name.pid"
 	test_atexit "kill $! 2>/dev/null"
-	for i in $(seq 1 100); do
-		grep -q '^ready' "$name.out" && return 0
-		sleep 0.05
-	done
-	echo "watched workload $name did not start"
-	return 1
+	wait_for_line "$name.out" '^ready'
 }
 
 watched_go() {
-	local name=$1 i
+	local name=$1
 	touch "$name.go"
-	for i in $(seq 1 600); do
-		grep -q '^done' "$name.out" && return 0
-		sleep 0.05
-	done
-	echo "watched workload $name did not finish"
-	return 1
+	wait_for_line "$name.out" '^done'
 }
