@@ -68,10 +68,21 @@ struct {
 	__type(value, __u64);
 } hists SEC(".maps");
 
+/*
+ * What a look at a backend's row is handed by the program that tail-calls be_look
+ * (below): the same CPU, in the same run of the tracepoint.
+ */
+struct look_args {
+	__u32 recv;   /* at a socket read; a switch-out otherwise */
+	__u32 based;  /* false at the thread's first sight, a stretch not seen from its start */
+	__u32 asleep; /* the switch-out is to wait (not preempted) */
+};
+
 struct scratch {
 	char text[STAT_TEXT_MAX];
 	struct stat_run run;
 	struct stat_agg agg;
+	struct look_args look;
 };
 
 struct {
@@ -174,8 +185,8 @@ static __always_inline void seg_close(struct stat_run *r, __u32 cpu)
 }
 
 STMTHASH_DEFINE(stat_text_hash, STAT_TEXT_MAX)
-/* in the scheduler's path (the PgBackendStatus path): eight bytes a step */
-STMTHASH_DEFINE_WIDE(stat_text_hash_wide, STAT_TEXT_MAX)
+/* in the scheduler's path (the PgBackendStatus path): eight bytes a step, walked once */
+STMTHASH_DEFINE_FLAT(stat_text_hash_wide, STAT_TEXT_MAX)
 
 static __always_inline struct scratch *scratch_get(void)
 {
@@ -202,25 +213,36 @@ static __always_inline void run_init(struct stat_run *r, __u64 key)
 	r->active = 1;
 }
 
-/* Starts following a statement on the current thread. */
-static __always_inline void run_start(struct scratch *s, __u64 key)
+/* A thread's entry before anything is known of it: zero, inactive. */
+static const struct stat_run run_zero;
+
+/*
+ * The entry of thread tid, created (run_zero) when it has none: the one place both
+ * paths make one. NULL when the map is full, counted.
+ */
+static __always_inline struct stat_run *run_new(__u32 tid)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
 
+	if (r)
+		return r;
+	bpf_map_update_elem(&runs, &tid, &run_zero, BPF_NOEXIST);
+	r = bpf_map_lookup_elem(&runs, &tid);
 	if (!r) {
-		/* a zeroed entry (inactive), then filled in place: one copy of run_init */
-		__builtin_memset(&s->run, 0, sizeof(s->run));
-		bpf_map_update_elem(&runs, &tid, &s->run, BPF_NOEXIST);
-		r = bpf_map_lookup_elem(&runs, &tid);
-		if (!r) {
-			struct stat_drops *d = drops_get();
-			if (d)
-				d->runs_full++;
-			return;
-		}
+		struct stat_drops *d = drops_get();
+		if (d)
+			d->runs_full++;
 	}
-	run_init(r, key);
+	return r;
+}
+
+/* Starts following a statement on the current thread. */
+static __always_inline void run_start(__u64 key)
+{
+	struct stat_run *r = run_new((__u32)bpf_get_current_pid_tgid());
+
+	if (r)
+		run_init(r, key); /* filled in place */
 }
 
 /*
@@ -327,14 +349,12 @@ int BPF_USDT(query_start, const char *query)
 	/* a lookup is lock-free; the update takes the bucket lock even when it fails */
 	if (!bpf_map_lookup_elem(&texts, &key))
 		bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
-	run_start(s, key);
+	run_start(key);
 	return 0;
 }
 
 static __always_inline void on_probe(__u64 cookie)
 {
-	struct scratch *s;
-
 	if (!filter_match())
 		return;
 	switch (cookie) {
@@ -342,9 +362,7 @@ static __always_inline void on_probe(__u64 cookie)
 		run_finish(0);
 		break;
 	case STAT_PROBE_TXN_START:
-		s = scratch_get();
-		if (s)
-			run_start(s, 0);
+		run_start(0);
 		break;
 	case STAT_PROBE_TXN_COMMIT:
 		run_finish(STAT_KEY_COMMIT);
@@ -409,9 +427,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
  * ending belongs to: st_activity_start_timestamp names the statement (each gets its
  * own, on PostgreSQL's clock), st_state says whether it still runs or has finished, and
  * then st_state_start_timestamp is when. The stretch's counter deltas go to that
- * statement, which is counted once, when it is seen finished. The functions below are
- * global, checked once each by the verifier; their arguments are scalars (a thread id
- * to look the entry up by).
+ * statement, which is counted once, when it is seen finished. Each place closes the
+ * stretch itself and tail-calls one program for the look (be_look): the verifier
+ * checks the look, the text's hash and the aggregation once. The global functions
+ * take scalars (a thread id to look the entry up by) or the entry.
  */
 
 /*
@@ -504,7 +523,7 @@ enum { BE_NOBODY, BE_RUNS, BE_ENDED, BE_UNDECIDED, BE_HOW = 3, BE_BETWEEN = 4 };
  * counts that statement when it has finished. based: false at the thread's first
  * sight, a stretch not seen from its start. Returns BE_*.
  */
-__noinline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, __u32 based)
+static __always_inline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, __u32 based)
 {
 	struct scratch *sc = scratch_get();
 	struct bestatus_head h = {};
@@ -633,46 +652,36 @@ static __always_inline void be_stretch(struct stat_run *r, __u32 tid, __u32 cpu,
 }
 
 /*
- * Thread tid of process tgid (the current task) leaves CPU cpu; its last switch when
- * dead; asleep when it goes to wait (not preempted).
+ * The look at a backend's row, one program for both places it is taken (a switch-out
+ * and a socket read), which tail-call it once they have closed the stretch: the
+ * verifier checks it, the text's hash and the aggregation once, not once in each
+ * program. A program of its own is verified on its own, whatever calls it.
  */
-__noinline int stat_switch_out(__u32 tid, __u32 tgid, __u32 cpu, __u32 dead, __u32 asleep)
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} looks SEC(".maps");
+
+/*
+ * The current task's stretch ends, its deltas and look_args in the CPU's scratch slot
+ * (the caller's, same CPU, same run). Not attached: reached through `looks` only.
+ */
+SEC("raw_tp")
+int be_look(void *ctx)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, cpu = bpf_get_smp_processor_id();
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
-	struct stat_run *c = cpuseg_get();
-	bool based = true; /* false: the first sight of a thread running at the attach */
+	struct scratch *sc = scratch_get();
 	int how;
 
-	if (!c)
+	if (!r || !sc)
 		return 0;
-	if (!r) {
-		struct stat_run zero = {};
-		if (dead) {
-			c->oncpu = 0;
-			return 0;
-		}
-		/* a thread forked since the attach had its switch-in seen */
-		based = c->oncpu && c->key == tid;
-		zero.cpu = cpu;
-		if (bpf_map_update_elem(&runs, &tid, &zero, BPF_NOEXIST) ||
-		    !(r = bpf_map_lookup_elem(&runs, &tid))) {
-			struct stat_drops *dr = drops_get();
-			if (dr)
-				dr->runs_full++;
-			c->oncpu = 0;
-			return 0;
-		}
-	}
-	if (dead) {
-		/* its memory is gone: a statement not yet seen finished is not counted */
-		bpf_map_delete_elem(&runs, &tid);
-		c->oncpu = 0;
+	how = be_decide(r, id >> 32, cpu, sc->look.based);
+	if (sc->look.recv)
 		return 0;
-	}
-	be_stretch(r, tid, cpu, false);
-	r->stretch_migr = r->cpu != cpu;
-	r->cpu = cpu;
-	how = be_decide(r, tgid, cpu, based);
 	if ((how & BE_HOW) == BE_RUNS)
 		r->cs++; /* it leaves the CPU mid-statement */
 	/*
@@ -680,9 +689,49 @@ __noinline int stat_switch_out(__u32 tid, __u32 tgid, __u32 cpu, __u32 dead, __u
 	 * is back is of the next statement. Not when it was preempted: that may be just
 	 * after reading the next message, before the row says so.
 	 */
-	r->fresh = asleep && (how & BE_BETWEEN) &&
+	r->fresh = sc->look.asleep && (how & BE_BETWEEN) &&
 		   ((how & BE_HOW) == BE_ENDED || (how & BE_HOW) == BE_NOBODY);
 	return 0;
+}
+
+/*
+ * Thread tid (the current task) leaves CPU cpu; its last switch when dead; asleep when
+ * it goes to wait (not preempted). Closes its stretch; 1 when the row must be looked
+ * at (be_look), with the look's arguments set.
+ */
+__noinline int stat_switch_out(__u32 tid, __u32 cpu, __u32 dead, __u32 asleep)
+{
+	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	struct stat_run *c = cpuseg_get();
+	struct scratch *sc = scratch_get();
+	bool based = true; /* false: the first sight of a thread running at the attach */
+
+	if (!c || !sc)
+		return 0;
+	if (dead) {
+		/* its memory is gone: a statement not yet seen finished is not counted */
+		if (r)
+			bpf_map_delete_elem(&runs, &tid);
+		c->oncpu = 0;
+		return 0;
+	}
+	if (!r) {
+		/* a thread forked since the attach had its switch-in seen */
+		based = c->oncpu && c->key == tid;
+		r = run_new(tid);
+		if (!r) {
+			c->oncpu = 0;
+			return 0;
+		}
+		r->cpu = cpu;
+	}
+	be_stretch(r, tid, cpu, false);
+	r->stretch_migr = r->cpu != cpu;
+	r->cpu = cpu;
+	sc->look.recv = 0;
+	sc->look.based = based;
+	sc->look.asleep = asleep;
+	return 1;
 }
 
 /* Thread tid takes CPU cpu: a segment opens, whatever it is about to run. */
@@ -702,13 +751,15 @@ static __always_inline void stat_switch_in(__u32 tid, __u32 cpu)
  * before the backend came to wait for it (a reply faster than the backend's way from
  * its answer to its next read), no switch separates the two statements: the read does.
  * The first read after a switch from between statements can hold nothing new (the
- * backend woke up for this message): it only clears the flag.
+ * backend woke up for this message): it only clears the flag. 1 when the row must be
+ * looked at (be_look), with the look's arguments set.
  */
-__noinline int stat_recv(__u32 tid, __u32 tgid, __u32 cpu)
+__noinline int stat_recv(__u32 tid, __u32 cpu)
 {
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
+	struct scratch *sc = scratch_get();
 
-	if (!r || !r->be)
+	if (!r || !r->be || !sc)
 		return 0;
 	if (r->fresh) {
 		r->fresh = 0;
@@ -718,30 +769,39 @@ __noinline int stat_recv(__u32 tid, __u32 tgid, __u32 cpu)
 	/* a move to this CPU goes with what the read ends, not again at the switch-out */
 	r->stretch_migr = r->cpu != cpu;
 	r->cpu = cpu;
-	be_decide(r, tgid, cpu, 1);
-	return 0;
+	sc->look.recv = 1;
+	sc->look.based = 1;
+	sc->look.asleep = 0;
+	return 1;
 }
 
 /* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE: prev_state of a task going to sleep */
 #define TASK_REPORT_SLEEP 0x3
 
-/* The tracepoint fires on the CPU both threads share, before the switch: prev is current. */
+/*
+ * The tracepoint fires on the CPU both threads share, before the switch: prev is
+ * current. The switch-in goes before the look, which ends this run (a tail call does
+ * not return): the look needs nothing of the CPU's slot once the stretch is closed.
+ */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	struct switch_ends s;
 	__u32 cpu;
+	int look = 0;
 
 	switch_ends_read(&s, prev, next, prev_state);
 	if (!s.pt && !s.nt)
 		return 0;
 	cpu = bpf_get_smp_processor_id();
 	if (s.pt)
-		stat_switch_out(s.ptid, s.id >> 32, cpu, s.dead,
-				!preempt && (prev_state & TASK_REPORT_SLEEP));
+		look = stat_switch_out(s.ptid, cpu, s.dead,
+				       !preempt && (prev_state & TASK_REPORT_SLEEP));
 	if (s.nt)
 		stat_switch_in(s.ntid, cpu);
+	if (look)
+		bpf_tail_call(ctx, &looks, 0); /* filled before attach: cannot miss */
 	return 0;
 }
 
@@ -751,8 +811,7 @@ int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 {
 	__u64 id;
 
-	if (!recv_traced(ret, flags, &id))
-		return 0;
-	stat_recv((__u32)id, id >> 32, bpf_get_smp_processor_id());
+	if (recv_traced(ret, flags, &id) && stat_recv((__u32)id, bpf_get_smp_processor_id()))
+		bpf_tail_call(ctx, &looks, 0);
 	return 0;
 }

@@ -245,10 +245,21 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 		bpf_program__set_autoload(p->skel->progs.query_start, per_query);
 		bpf_program__set_autoload(p->skel->progs.on_switch_be, false);
 		bpf_program__set_autoload(p->skel->progs.on_recv, false);
+		bpf_program__set_autoload(p->skel->progs.be_look, false);
 	}
 	stathash_dfa_fill((__u16 *)p->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(p->skel->skeleton, "stat", t))
 		goto fail;
+	if (be) {
+		/* the look both sched_switch and sock_recv_length programs tail-call */
+		__u32 zero = 0;
+		int fd = bpf_program__fd(p->skel->progs.be_look);
+		if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.looks), &zero, &fd, 0)) {
+			error_errno("cannot hand the row's look to the BPF programs");
+			hint("run as root");
+			goto fail;
+		}
+	}
 	for (__u32 i = 0; i < (__u32)(p->nctr * p->ncpus); i++) {
 		if (p->fds[i] < 0)
 			continue;

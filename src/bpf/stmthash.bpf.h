@@ -89,4 +89,61 @@ struct stmthash_ctx {
 		return stathash_final(&c.sh);                                           \
 	}
 
+/*
+ * STMTHASH_DEFINE_FLAT(NAME, SIZE): the keys of STMTHASH_DEFINE_WIDE (eight bytes a
+ * bpf_loop() step), with a step the verifier walks once: unrolled, and no branch on a
+ * byte's value. The bytes after the NUL go through the automaton too but mix nothing
+ * (a mask), and what a byte mixes (nothing, the literal mark, the byte) is a mask too;
+ * the step where the text ends returns 1. The one branch left a byte is the table's
+ * bound. A step with a loop and a branch a byte is walked once per byte and outcome:
+ * 2,882 instructions verified in stat's look against a few hundred.
+ */
+#define STMTHASH_FLAT_STEP(c, sh, row, live, base, k, SIZE)                             \
+	do {                                                                            \
+		__u64 ch_ = (unsigned char)(c)->text[((base) + (k)) & ((SIZE) - 1)];    \
+		__u64 idx_ = (__u64)(row) * 256 + ch_;                                  \
+		struct stathash t_ = (sh);                                              \
+		__u64 e_, em_, v_, m_;                                                  \
+                                                                                        \
+		if (idx_ >= STATHASH_DFA_ENTRIES)                                       \
+			idx_ = 0; /* cannot happen: rows come from the table */        \
+		e_ = ((const __u16 *)stathash_dfa)[idx_];                               \
+		(row) = e_ & 0xff;                                                      \
+		em_ = e_ >> 8; /* STATHASH_EMIT_NONE 0, _MARK 1, _BYTE 2 */             \
+		(live) &= (ch_ + 255) >> 8; /* 0 from the NUL on */                     \
+		v_ = ch_ ^ ((ch_ ^ STATHASH_MARK_LITERAL) & -(em_ & 1));                \
+		m_ = -((live) & ((em_ | em_ >> 1) & 1));                                \
+		stathash_mix_value(&t_, (__u32)v_);                                     \
+		(sh).h ^= ((sh).h ^ t_.h) & m_;                                         \
+	} while (0)
+
+#define STMTHASH_DEFINE_FLAT(NAME, SIZE)                                                \
+	static long NAME##_step(__u32 i, void *arg)                                     \
+	{                                                                               \
+		struct stmthash_ctx *c = arg;                                           \
+		struct stathash sh = c->sh;                                             \
+		__u32 row = c->row, base = i * 8;                                       \
+		__u64 live = 1;                                                         \
+                                                                                        \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 0, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 1, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 2, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 3, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 4, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 5, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 6, SIZE);                    \
+		STMTHASH_FLAT_STEP(c, sh, row, live, base, 7, SIZE);                    \
+		c->sh = sh;                                                             \
+		c->row = row;                                                           \
+		return 1 - live;                                                        \
+	}                                                                               \
+	static __always_inline __u64 NAME(const char *buf)                              \
+	{                                                                               \
+		struct stmthash_ctx c = { .text = buf, .row = STATHASH_DFA_START };     \
+                                                                                        \
+		stathash_init(&c.sh);                                                   \
+		bpf_loop((SIZE) / 8, NAME##_step, &c, 0);                               \
+		return stathash_final(&c.sh);                                           \
+	}
+
 #endif
