@@ -200,6 +200,8 @@ static int run(void *arg)
 {
 	struct attach_plan *pl = arg;
 	bool multi = attach_has_uprobe_multi();
+	/* DBTAP_TEST_FAIL_ATTACH=NAME: tests make probe NAME fail to attach as EPERM would */
+	const char *fail_name = getenv("DBTAP_TEST_FAIL_ATTACH");
 
 	for (int i = 0; i < pl->n; i++) {
 		struct attach_req *r = &pl->v[i];
@@ -214,6 +216,8 @@ static int run(void *arg)
 			r->done = true;
 			continue;
 		}
+		if (fail_name && !strcmp(fail_name, r->p.name))
+			return fail(&r->p, EPERM);
 		if (r->need_args) {
 			LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = r->cookie);
 			if (!bpf_program__attach_usdt(r->progs.usdt, pl->pid, r->p.binary,

@@ -20,6 +20,8 @@
 #define LINKS_BATCH 200
 /* Releasing children at most: links beyond share one. */
 #define LINKS_MAX_RELEASERS 64
+/* What the attaching child's messages may take, at most (one packet). */
+#define LINKS_MSGS_MAX 16384
 
 /* The open fds of this process, sorted; -1 on failure. */
 static int fds_open(int **out)
@@ -81,12 +83,24 @@ static void child_detach_from_terminal(void)
 	setpgid(0, 0);
 }
 
-/* Sends rc, then the fds in batches. Failures are ignored: the exit releases them. */
-static void child_send(int sock, int rc, const int *fds, int n)
+/*
+ * Sends rc, the messages the attach said while its thread held them (NULL: none, they
+ * went to stderr), then the fds in batches. Failures are ignored: the exit releases
+ * them.
+ */
+static void child_send(int sock, int rc, const char *msgs, const int *fds, int n)
 {
-	int32_t hdr[2] = { rc, n };
+	size_t len = msgs ? strlen(msgs) : 0;
+	int32_t hdr[3];
 
+	if (len > LINKS_MSGS_MAX)
+		len = LINKS_MSGS_MAX;
+	hdr[0] = rc;
+	hdr[1] = n;
+	hdr[2] = (int32_t)len;
 	if (send(sock, hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr))
+		return;
+	if (len && send(sock, msgs, len, MSG_NOSIGNAL) != (ssize_t)len)
 		return;
 	for (int off = 0; off < n; off += LINKS_BATCH) {
 		int k = n - off < LINKS_BATCH ? n - off : LINKS_BATCH;
@@ -114,9 +128,20 @@ static void child_send(int sock, int rc, const int *fds, int n)
 static void attach_child(int sock, int (*attach)(void *), void *arg)
 {
 	int *before = NULL, *after = NULL, nb, na, rc, n = 0;
+	bool held = error_stream() != stderr;
+	char *msgs = NULL;
 	int *mine;
 
 	child_detach_from_terminal();
+	/*
+	 * A thread that holds its messages (error_capture_begin(), a thread loading beside
+	 * another) gets the attach's back with the fds, to print in its order: the held
+	 * ones from before the fork are the parent's to print, not these.
+	 */
+	if (held) {
+		free(error_capture_end());
+		error_capture_begin();
+	}
 	nb = fds_open(&before);
 	rc = nb < 0 ? -1 : attach(arg);
 	na = rc == 0 ? fds_open(&after) : -1;
@@ -132,23 +157,41 @@ static void attach_child(int sock, int (*attach)(void *), void *arg)
 	 * On failure nothing is sent: what attach() made stays referenced only here, and
 	 * the kernel releases it at this process's exit, which dbtap waits for.
 	 */
-	child_send(sock, rc, mine, rc == 0 ? n : 0);
+	if (held)
+		msgs = error_capture_end();
+	child_send(sock, rc, msgs, mine, rc == 0 ? n : 0);
 	/* No close, no atexit handlers, no stdio flush: the exit releases everything. */
 	_exit(0);
 }
 
-/* Receives the child's rc and fds into ls; -1 when the child died before saying. */
+/*
+ * Receives the child's rc, its messages (into this thread's error stream) and its fds
+ * into ls; -1 when the child died before saying.
+ */
 static int parent_receive(int sock, struct links *ls, int *rc)
 {
-	int32_t hdr[2];
+	int32_t hdr[3];
 	ssize_t r;
 
 	do
 		r = recv(sock, hdr, sizeof(hdr), 0);
 	while (r < 0 && errno == EINTR);
-	if (r != sizeof(hdr) || hdr[1] < 0)
+	if (r != sizeof(hdr) || hdr[1] < 0 || hdr[2] < 0 || hdr[2] > LINKS_MSGS_MAX)
 		return -1;
 	*rc = hdr[0];
+	if (hdr[2] > 0) {
+		char *msgs = malloc(hdr[2]);
+		if (!msgs)
+			return -1;
+		do
+			r = recv(sock, msgs, hdr[2], 0);
+		while (r < 0 && errno == EINTR);
+		if (r > 0)
+			fwrite(msgs, 1, r, error_stream());
+		free(msgs);
+		if (r != hdr[2])
+			return -1;
+	}
 	ls->fds = calloc(hdr[1] > 0 ? hdr[1] : 1, sizeof(int));
 	if (!ls->fds)
 		return -1;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "bpf/bestatus.h"
 #include "bpf/latency.h"
+#include "bpf/loader.h"
 #include "bpf/slothist.h"
 #include "bpf/tps.h"
 #include "bpf/wait.h"
@@ -1061,7 +1063,8 @@ static int open_watch(struct pgmon *m)
 	return m->xid.ok ? 0 : -1;
 }
 
-static int open_latency(struct pgmon *m)
+/* titles: the kernel keeps each backend's title (there is no tps map to take it from). */
+static int open_latency(struct pgmon *m, bool titles)
 {
 	const struct pg_probes *names = pg_probes_for(m->t.pg.major);
 	struct probe starts[1], ends[1];
@@ -1115,7 +1118,7 @@ static int open_latency(struct pgmon *m)
 		/* room for the series and for statements that come later than the first */
 		.stmt_hists = m->o.max_series < LAT_MAX_STMTS / 4 ? 4 * m->o.max_series : LAT_MAX_STMTS,
 		/* without tps's map, the kernel keeps each backend's title itself */
-		.bk_titles = !m->tps,
+		.bk_titles = titles,
 		/* the label sets come from the per-backend histograms: no per-thread figures */
 		.no_threads = true,
 		/* one pair: a START per backend, as many as tps's and the histograms' maps hold */
@@ -1177,6 +1180,73 @@ static int open_wait(struct pgmon *m)
 	return 0;
 }
 
+/* The latency collector, opened on a thread of its own beside tps's (pgmon_open). */
+struct lat_side {
+	struct pgmon *m;
+	int ret;
+	char *msgs; /* what it said, held while it ran beside tps */
+};
+
+static void *lat_side_thread(void *arg)
+{
+	struct lat_side *l = arg;
+
+	error_capture_begin();
+	l->ret = open_latency(l->m, false);
+	l->msgs = error_capture_end();
+	return NULL;
+}
+
+/*
+ * tps's and latency's objects share nothing until the first read: they load and attach
+ * on two threads at once, so that two CPUs verify them and their uprobe registrations
+ * wait for one grace period together, not one after the other. What latency says is
+ * printed after tps's warning, as one thread would. latency is opened to read the
+ * backends' titles from tps's map; when tps failed it is opened again keeping its own.
+ */
+static void open_tps_latency(struct pgmon *m, const struct pgmon_opts *o)
+{
+	bool tps = o->collect & COLLECT_TPS, lat = o->collect & COLLECT_LATENCY;
+	struct lat_side side = { .m = m, .ret = -1 };
+	bool beside = false;
+	pthread_t th;
+
+	if (tps && lat) {
+		bpf_loader_prepare();
+		beside = pthread_create(&th, NULL, lat_side_thread, &side) == 0;
+	}
+	if (tps) {
+		struct hist_spec spec = { .kind = DISP_LOG2 };
+		struct tps_probe_opts po = {
+			.target = &m->t, .binary = m->t.pg.binary, .hist = &spec, .major = m->t.pg.major,
+			.slot_bounds = o->buckets->index, .nslot_bounds = o->buckets->n,
+		};
+		m->tps = tps_probe_open(&po);
+		if (!m->tps)
+			warning("cluster %s: transactions are not collected", m->label);
+	}
+	if (beside) {
+		pthread_join(th, NULL);
+		if (!m->tps && side.ret == 0) {
+			/* its messages are said again by the second open */
+			lat_probe_destroy(m->lat);
+			m->lat = NULL;
+			for (int i = 0; i < 3; i++)
+				probe_list_free(&m->lists[i]);
+			free(side.msgs);
+			side.msgs = NULL;
+			side.ret = open_latency(m, true);
+		}
+		if (side.msgs)
+			fputs(side.msgs, error_stream());
+		free(side.msgs);
+	} else if (lat) {
+		side.ret = open_latency(m, !m->tps);
+	}
+	if (lat && side.ret < 0)
+		warning("cluster %s: statement latency is not collected", m->label);
+}
+
 struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 {
 	struct pgmon *m = calloc(1, sizeof(*m));
@@ -1204,18 +1274,7 @@ struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 		m->keys[i].series = -2;
 	slothist_fill_table(m->slot_of, o->buckets->index, o->buckets->n);
 
-	if (o->collect & COLLECT_TPS) {
-		struct hist_spec spec = { .kind = DISP_LOG2 };
-		struct tps_probe_opts po = {
-			.target = &m->t, .binary = m->t.pg.binary, .hist = &spec, .major = m->t.pg.major,
-			.slot_bounds = o->buckets->index, .nslot_bounds = o->buckets->n,
-		};
-		m->tps = tps_probe_open(&po);
-		if (!m->tps)
-			warning("cluster %s: transactions are not collected", m->label);
-	}
-	if ((o->collect & COLLECT_LATENCY) && open_latency(m) < 0)
-		warning("cluster %s: statement latency is not collected", m->label);
+	open_tps_latency(m, o);
 	if ((o->collect & COLLECT_WATCH) && open_watch(m) < 0)
 		warning("cluster %s: XID and OID counters are not collected", m->label);
 	if ((o->collect & COLLECT_WAIT) && open_wait(m) < 0)

@@ -436,6 +436,56 @@ assert total(\"dbtap_statement_seconds_count\", **c) == 300
 	serve_stop
 '
 
+# tps and latency load on two threads at once, latency set to take the backends' titles
+# from tps's map; when tps fails, latency is opened again keeping them itself.
+# DBTAP_TEST_FAIL_LOAD makes tps's load fail as a refusal by the kernel would.
+test_expect_success 'tps refused: latency still labels backends that exit at once, messages in order' '
+	DBTAP_TEST_FAIL_LOAD=tps serve_start nots.err --pg "$PGDATA" &&
+	pgbench -n -C -U alice -f one.sql -c 1 -t 40 db_a >na.out 2>&1 &&
+	grep -q "actually processed: 40/40" na.out &&
+	scrape nots.txt &&
+	metrics_py "
+c = dict(cluster=\"$cluster\")
+a = dict(c, database=\"db_a\", user=\"alice\", backend_type=\"client backend\")
+assert get(\"dbtap_statement_duration_seconds_count\", **a) == 40, m
+assert not pick(\"dbtap_transactions_total\"), m
+" <nots.txt &&
+	serve_stop &&
+	grep "^error: \|^hint: \|^warning: " nots.err >said &&
+	cat >want <<-EOF &&
+	error: cannot load the tps BPF program: Operation not permitted
+	hint: run as root; '"'"'dbtap -v tps ...'"'"' shows the verifier'"'"'s log
+	warning: cluster $(realpath "$PGDATA"):$PGPORT: transactions are not collected
+	EOF
+	test_cmp want said
+'
+
+# The attach runs in a child process; what it says on a thread that holds its messages
+# comes back with the links and is printed in its place, after tps's.
+test_expect_success 'latency refused at attach: its error, then the warning; tps still counts' '
+	DBTAP_TEST_FAIL_ATTACH=transaction__abort serve_start noat.err --pg "$PGDATA" &&
+	pgbench -n -U alice -f one.sql -c 1 -t 20 db_a >nb.out 2>&1 &&
+	grep -q "actually processed: 20/20" nb.out &&
+	scrape noat.txt &&
+	metrics_py "
+a = dict(cluster=\"$cluster\", database=\"db_a\", user=\"alice\", backend_type=\"client backend\")
+# 1 client and one connection of its own: each commits one as it starts
+assert get(\"dbtap_transactions_total\", **a) == 20 + 2, m
+assert not pick(\"dbtap_statement_duration_seconds_count\"), m
+" <noat.txt &&
+	serve_stop &&
+	grep "^error: \|^hint: \|^warning: " noat.err >said &&
+	sed -n 1p said | sed "s|in .*: Operation|in BINARY: Operation|" >got1 &&
+	echo "error: cannot attach to usdt:postgresql:transaction__abort in BINARY: Operation not permitted" >want1 &&
+	test_cmp want1 got1 &&
+	sed -n "2,\$p" said >got2 &&
+	cat >want2 <<-EOF &&
+	hint: run as root
+	warning: cluster $(realpath "$PGDATA"):$PGPORT: statement latency is not collected
+	EOF
+	test_cmp want2 got2
+'
+
 test_expect_success '--max-series 2: two label sets, the rest summed in other, nothing lost' '
 	serve_start lcap.err --pg "$PGDATA" --max-series 2 --collect tps &&
 	# each label set seen by serve before the next one runs: the first two get series
