@@ -139,51 +139,8 @@ print("last dbtap run: %d commits in %.1f s = %.1f tps seen by the probes" %
       (s["commits"], s["duration_s"], s["tps"]))
 PY
 
-# Start-up and memory: spawn -> attached ("tracing" line, bpftrace's BEGIN), then
-# SIGINT; peak RSS from /proc/PID/status (VmHWM).
-python3 - "$DBTAP" "$PGDATA" "$have_bpftrace" <<'PY'
-import signal, statistics, subprocess, sys, threading, time
-dbtap, pgdata, have_bpftrace = sys.argv[1:]
-
-def measure(cmd, ready):
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    t_ready = None
-    for line in p.stdout:
-        if line.startswith(ready):
-            t_ready = time.monotonic() - t0
-            break
-    # bpftrace may miss a SIGINT that comes right after BEGIN: let both settle, then
-    # drain the output while waiting, and kill what has not exited after 10 s.
-    time.sleep(0.5)
-    # VmHWM, not wait4's ru_maxrss: a child forked from Python starts with Python's
-    # resident set counted in its maximum, exec or not.
-    hwm = None
-    with open("/proc/%d/status" % p.pid) as f:
-        for l in f:
-            if l.startswith("VmHWM:"):
-                hwm = int(l.split()[1]) / 1024.0
-    drain = threading.Thread(target=p.stdout.read)
-    drain.start()
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-    drain.join()
-    return t_ready, hwm
-
-tools = [("dbtap tps --by pid", [dbtap, "tps", "--pg", pgdata, "--by", "pid"], "tracing")]
-if have_bpftrace:
-    tools.append(("bpftrace, same probes", ["bpftrace", "-B", "line", "tps.bt"], "attached"))
-print("%-24s %18s %14s" % ("tool", "start->attached ms", "peak RSS MiB"))
-for name, cmd, ready in tools:
-    runs = [measure(cmd, ready) for _ in range(5)]
-    ok = [r for r in runs if r[0] is not None]
-    if not ok:
-        print("%-24s %18s %14s" % (name, "failed", "-"))
-        continue
-    print("%-24s %18.1f %14.1f" % (name, 1000 * statistics.median(r[0] for r in ok),
-                                  max(r[1] for r in ok)))
-PY
+# Start-up and memory: spawn -> attached ("tracing" line, bpftrace's BEGIN), and the
+# peak RSS (bench/lib/lifecycle.py).
+printf '%-24s %18s %14s\n' tool "start->attached ms" "peak RSS MiB"
+bench_startup "dbtap tps --by pid" '^tracing ' "$DBTAP" tps --pg "$PGDATA" --by pid
+[ -n "$have_bpftrace" ] && bench_startup "bpftrace, same probes" '^attached' bpftrace -B line tps.bt

@@ -12,7 +12,7 @@
 # Ratios measured side by side, never absolute targets: machines differ.
 ROUNDS=${1:-3}
 SECS=${2:-8}
-. "$(dirname "$0")/../tests/lib/standalone.sh"
+. "$(dirname "$0")/lib/bench.sh"
 standalone_init bench-watch "hardware breakpoints, BPF"
 
 pg_start bench "autovacuum = off" || exit 1
@@ -88,13 +88,16 @@ for m, name in (("none", "untraced"), ("trap", "watch xid (trap)"), ("poll", "wa
 PY
 
 # Start-up and memory. dbtap: spawn -> its "watching" line (printed once every
-# breakpoint is attached). Both tools: spawn -> exit of a run that attaches the same
-# watchpoint and stops at once (dbtap -d 0.001; bpftrace interval:ms:1 { exit() }, on
-# the postmaster since it needs -p: its BEGIN fires before the other probes attach,
-# so it marks nothing). Peak RSS from wait4(); medians of 5 runs, RSS the maximum.
+# breakpoint is attached) and its peak RSS (bench/lib/lifecycle.py). Both tools:
+# spawn -> exit of a run that attaches the same watchpoint and stops at once (dbtap
+# -d 0.001; bpftrace interval:ms:1 { exit() }, on the postmaster since it needs -p: its
+# BEGIN fires before the other probes attach, so it marks nothing), peak RSS from
+# wait4(); medians of 5 runs, RSS the maximum.
+printf '%-24s %18s %14s\n' tool "start->attached ms" "peak RSS MiB"
+bench_startup "dbtap watch xid" '^watching ' "$DBTAP" watch xid --pg "$PGDATA" -i 0
 addr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["address"])' w.trap.json)
 python3 - "$DBTAP" "$PGDATA" "$PG_PID" "$addr" <<'PY'
-import os, signal, statistics, subprocess, sys, threading, time
+import os, statistics, subprocess, sys, threading, time
 dbtap, pgdata, pgpid, addr = sys.argv[1:]
 
 def reap(p, t0):
@@ -106,40 +109,16 @@ def reap(p, t0):
     p.returncode = 0
     return time.monotonic() - t0, ru.ru_maxrss / 1024.0, status
 
-def until_ready(cmd, marker):
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    t = None
-    for line in p.stderr:
-        if line.startswith(marker):
-            t = time.monotonic() - t0
-            break
-    # VmHWM of the attached process, not wait4's ru_maxrss: a child forked from
-    # Python starts with Python's resident set counted in its maximum, exec or not.
-    rss = None
-    with open("/proc/%d/status" % p.pid) as f:
-        for l in f:
-            if l.startswith("VmHWM:"):
-                rss = int(l.split()[1]) / 1024.0
-    p.send_signal(signal.SIGINT)
-    p.stderr.read()
-    reap(p, t0)
-    return t, rss
-
 def until_exit(cmd):
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t, rss, status = reap(p, t0)
     return t if status == 0 else None, rss
 
-ready = [until_ready([dbtap, "watch", "xid", "--pg", pgdata, "-i", "0"], "watching") for _ in range(5)]
 tools = [("dbtap watch xid", [dbtap, "watch", "xid", "--pg", pgdata, "-d", "0.001", "-i", "0"])]
 if subprocess.run(["sh", "-c", "command -v bpftrace"], capture_output=True).returncode == 0:
     tools.append(("bpftrace watchpoint", ["bpftrace", "-p", pgpid, "-e",
                   "watchpoint:%s:8:w { @ = count(); } interval:ms:1 { exit(); }" % addr]))
-ok = [r[0] for r in ready if r[0] is not None]
-print("dbtap: spawn -> attached %.1f ms (median of %d), peak RSS %.1f MiB"
-      % (1000 * statistics.median(ok), len(ok), max(r[1] for r in ready)))
 # ru_maxrss here, the only figure left after exit, has Python's own RSS as a floor.
 print("%-22s %20s %14s" % ("attach and stop at once", "spawn -> exit ms", "ru_maxrss MiB"))
 for name, cmd in tools:

@@ -9,6 +9,10 @@
 #	bench_prog_stats PID       "NAME RUNS NS" of each BPF program dbtap pid PID holds
 #	bench_wait_line RE FILE    waits up to 10 s for a line matching RE (grep) in FILE;
 #	                           on a timeout says so with FILE's text on stderr, returns 1
+#	bench_startup NAME RE CMD...  5 runs of CMD through bench/lib/lifecycle.py (each
+#	                           stopped by SIGINT 0.5 s after it attached): a row with
+#	                           NAME, the median ms from spawn to a line matching RE
+#	                           (Python re) on its stdout or stderr, and the peak RSS
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/standalone.sh"
 
@@ -54,4 +58,23 @@ bench_wait_line() {
 	echo "error: no line matching '$1' in $2 after 10 s:" >&2
 	cat "$2" >&2
 	return 1
+}
+
+bench_startup() {
+	local name=$1 ready=$2 i
+	shift 2
+	for i in 1 2 3 4 5; do
+		python3 "$ROOT/bench/lib/lifecycle.py" --ready "$ready" --run 0.5 -- "$@"
+	done | python3 -c '
+import json, statistics, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+ok = [r for r in runs if r["attach_s"] is not None]
+killed = sum(1 for r in runs if r.get("killed"))
+if ok:
+    print("%-24s %18.1f %14.1f%s" % (sys.argv[1], 1000 * statistics.median(r["attach_s"] for r in ok),
+                                    max(r["rss_kb"] for r in ok) / 1024,
+                                    "  (%d of %d killed: no exit 10 s after SIGINT)" % (killed, len(runs))
+                                    if killed else ""))
+else:
+    print("%-24s %18s %14s" % (sys.argv[1], "failed", "-"))' "$name"
 }

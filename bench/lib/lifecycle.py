@@ -8,7 +8,8 @@
 # matching --report appears (the final report's last line, or its first when
 # --report-first), and when the process has exited. Prints one JSON line:
 # {"attach_s", "report_s" (SIGINT -> report), "exit_s" (report -> exit), "stop_s"
-# (SIGINT -> exit, for commands without a final report), "rss_kb" (peak), "rc"}.
+# (SIGINT -> exit, for commands without a final report), "rss_kb" (peak), "rc"}; a
+# process still there 10 s after the SIGINT is killed, and "killed": true said.
 #
 # Peak RSS: the kernel carries a process's high-water mark across exec, so a child
 # forked from this script would report this script's 10 MB for any smaller program.
@@ -76,17 +77,25 @@ def target():
 
 bufs = {r_out: b"", r_err: b""}
 t_ready = t_report = t_int = None
+killed = False
+KILL_AFTER = 10.0
 open_fds = [r_out, r_err]
 while open_fds:
     timeout = None
     now = time.monotonic()
     if t_ready is not None and t_int is None:
         timeout = max(0.0, t_ready + run - now)
+    elif t_int is not None and not killed:
+        timeout = max(0.0, t_int + KILL_AFTER - now)
     rl, _, _ = select.select(open_fds, [], [], timeout)
     now = time.monotonic()
     if t_ready is not None and t_int is None and now >= t_ready + run:
         os.kill(target(), signal.SIGINT)
         t_int = now
+    elif t_int is not None and not killed and now >= t_int + KILL_AFTER:
+        # a SIGINT the program missed (bpftrace's, right after it attached): not a hang
+        os.kill(target(), signal.SIGKILL)
+        killed = True
     for fd in rl:
         data = os.read(fd, 65536)
         if not data:
@@ -121,5 +130,6 @@ print(json.dumps({
     "rss_kb": rss_kb,
     **extra,
     "rc": os.waitstatus_to_exitcode(status),
+    **({"killed": True} if killed else {}),
     **({"phases": phases} if phases is not None else {}),
 }))
