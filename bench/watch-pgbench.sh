@@ -90,9 +90,9 @@ PY
 # Start-up and memory. dbtap: spawn -> its "watching" line (printed once every
 # breakpoint is attached) and its peak RSS (bench/lib/lifecycle.py). Both tools:
 # spawn -> exit of a run that attaches the same watchpoint and stops at once (dbtap
-# -d 0.001; bpftrace interval:ms:1 { exit() }, on the postmaster since it needs -p: its
-# BEGIN fires before the other probes attach, so it marks nothing), peak RSS from
-# wait4(); medians of 5 runs, RSS the maximum.
+# -d 0.01, the least -d takes; bpftrace interval:ms:1 { exit() }, on the postmaster
+# since it needs -p: its BEGIN fires before the other probes attach, so it marks
+# nothing), peak RSS from wait4(); medians of 5 runs, RSS the maximum.
 printf '%-24s %18s %14s\n' tool "start->attached ms" "peak RSS MiB"
 bench_startup "dbtap watch xid" '^watching ' "$DBTAP" watch xid --pg "$PGDATA" -i 0
 addr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["address"])' w.trap.json)
@@ -115,7 +115,7 @@ def until_exit(cmd):
     t, rss, status = reap(p, t0)
     return t if status == 0 else None, rss
 
-tools = [("dbtap watch xid", [dbtap, "watch", "xid", "--pg", pgdata, "-d", "0.001", "-i", "0"])]
+tools = [("dbtap watch xid", [dbtap, "watch", "xid", "--pg", pgdata, "-d", "0.01", "-i", "0"])]
 if subprocess.run(["sh", "-c", "command -v bpftrace"], capture_output=True).returncode == 0:
     tools.append(("bpftrace watchpoint", ["bpftrace", "-p", pgpid, "-e",
                   "watchpoint:%s:8:w { @ = count(); } interval:ms:1 { exit(); }" % addr]))
