@@ -57,9 +57,21 @@ rows = [r for r in lines if r[\"report\"] == \"row\"]
 assert [r[\"command\"] for r in rows] == [\"tps\", \"watch-xid-poll\"], rows
 for r in rows:
     assert r[\"pairs\"] == 2 and r[\"tps_ratio_min\"] <= r[\"tps_ratio\"] <= r[\"tps_ratio_max\"], r
+# poll runs nothing in the server: its floor is from its traced runs own CPU figures
+# (the tracer, the server, pgbench in the window), the lowest pair and the median of two
+traced = [r for r in runs if r[\"report\"] == \"run\" and r[\"command\"] == \"watch-xid-poll\" and r[\"traced\"]]
+floors = sorted(1 - r[\"tracer_cpu_ns\"] / (r[\"server_cpu_ns\"] + r[\"pgbench_cpu_ns\"] + r[\"tracer_cpu_ns\"])
+                for r in traced)
+poll = rows[1]
+assert len(floors) == 2 and 0 < floors[0] <= floors[1] <= 1, floors
+assert poll[\"cpu_floor_premise\"] and poll[\"cpu_floor_min\"] == floors[0], (poll, floors)
+assert abs(poll[\"cpu_floor_ratio\"] - (floors[0] + floors[1]) / 2) < 1e-12, (poll, floors)
+assert poll[\"goal\"] == (\"met\" if floors[0] >= 0.995 else \"missed\"), poll
+assert \"cpu_floor_ratio\" not in rows[0], rows[0]
 " <ab.json &&
 	grep -q "^tps  " ab.out &&
-	grep -q "^watch-xid-poll  " ab.out
+	grep -q "^watch-xid-poll  " ab.out &&
+	grep -q "^  watch-xid-poll: runs nothing in the server; .* at least 0\.[0-9]* (lowest pair " ab.out
 '
 
 test_expect_success '--builtin tpcb-like: the script of pgbench, each run counted from its log' '
