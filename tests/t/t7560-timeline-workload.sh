@@ -13,9 +13,10 @@ test_description='dbtap profile --timeline: busy and idle phases of a workload'"
 # CPU time is: -p samples on an event bound to the thread, whose timer runs only while
 # the thread is on CPU and fires once per period (1/HZ) of it (t7500 holds the totals).
 # So a cell in which the thread ran at most HI seconds has at most HI x HZ + 1 samples
-# (10 % over for the clocks' differences: interrupts may be the thread's to one and not
-# to the other), one in which it ran at least 4 periods has one at least, and the whole
-# row is HZ x its CPU time within 5 %. The sleep's cells get the CPU time of going to
+# (25 % over for the clocks' differences: the timer runs while the thread is current,
+# which also counts what the hypervisor took in between, steal that the thread's own
+# clock leaves out), one in which it ran at least 4 periods has one at least, and the
+# whole row is HZ x its CPU time within 5 % (as t7500 holds it). The sleep's cells get the CPU time of going to
 # sleep and waking, some microseconds: one sample at most in all of them.
 check_phases='
 import bisect
@@ -37,7 +38,8 @@ for name, tid in tids.items():
     assert r["name"] == name, (r["name"], name)
     at = clocks[name]
     ms, cs = [m for m, c in at], [c for m, c in at]
-    assert len(at) > 100 and ms == sorted(ms), (name, len(at))
+    # each spin reads the clocks as it starts and ends, at least: four readings
+    assert len(at) >= 4 and ms == sorted(ms), (name, len(at))
     # the sleep: the one stretch between two readings longer than half the idle phase
     k = max(range(len(at) - 1), key=lambda k: ms[k + 1] - ms[k])
     sleep0, sleep1, sleep_cpu = ms[k], ms[k + 1], cs[k + 1] - cs[k]
@@ -56,13 +58,13 @@ for name, tid in tids.items():
         post = min(bisect.bisect_left(ms, b), len(ms) - 1)
         hi = cs[post] - cs[pre]
         tail = a < ms[0] or b > ms[-1]
-        assert n <= int(hi * HZ * 1.1) + 1 + tail, ("more samples than CPU time", name, i, n, hi)
+        assert n <= int(hi * HZ * 1.25) + 1 + tail, ("more samples than CPU time", name, i, n, hi)
         if lo >= 4.0 / HZ:
             assert n > 0, ("a cell with CPU time and no sample", name, i, lo)
             held += 1
         if sleep0 <= a and b <= sleep1:
             in_sleep += n
-    assert in_sleep <= int(sleep_cpu * HZ * 1.1) + 1, ("samples in the sleep", name, in_sleep, sleep_cpu)
+    assert in_sleep <= int(sleep_cpu * HZ * 1.25) + 1, ("samples in the sleep", name, in_sleep, sleep_cpu)
     cpu = cs[-1] - cs[0]
     assert abs(r["samples"] - HZ * cpu) <= 0.05 * HZ * cpu + 2, (name, r["samples"], HZ * cpu)
     print(name, "cpu %.3f s" % cpu, "samples", r["samples"], "cells held busy", held)
