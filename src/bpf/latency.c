@@ -106,7 +106,10 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		if (!lp->recv)
 			bpf_program__set_autoload(lp->skel->progs.stmt_recv, false);
 		attach_progs_prepare(&aborts);
+		/* the hash in the scheduler's path: eight bytes a step (stmthash.bpf.h) */
+		lp->skel->rodata->stmt_wide = !o->raw;
 	} else {
+		bpf_program__set_autoload(lp->skel->progs.stmt_look, false);
 		bpf_program__set_autoload(lp->skel->progs.stmt_switch, false);
 		bpf_program__set_autoload(lp->skel->progs.stmt_recv, false);
 		bpf_program__set_autoload(lp->skel->progs.stmt_exit, false);
@@ -121,6 +124,17 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	stathash_dfa_fill((__u16 *)lp->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(lp->skel->skeleton, "latency", o->target))
 		goto fail;
+	if (lp->bestatus) {
+		/* before attaching: the tracepoints' programs tail-call into stmt_look */
+		__u32 slot = 0;
+		int look = bpf_program__fd(lp->skel->progs.stmt_look);
+
+		if (bpf_map_update_elem(bpf_map__fd(lp->skel->maps.look_prog), &slot, &look, 0)) {
+			error_errno("cannot set up the latency BPF program's tail call");
+			hint("'dbtap -v latency query' shows the programs the kernel loaded");
+			goto fail;
+		}
+	}
 	attach_plan_init(&plan, o->target);
 	if (lp->bestatus) {
 		/* statements begun before this are not counted: their start was not seen */
