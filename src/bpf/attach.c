@@ -242,3 +242,8 @@ int attach_plan_run(struct attach_plan *pl, struct links *ls)
 {
 	return links_attach(ls, run, pl) ? -1 : 0;
 }
+
+int attach_plan_start(struct attach_plan *pl, struct links *ls)
+{
+	return links_attach_start(ls, run, pl) ? -1 : 0;
+}

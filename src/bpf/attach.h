@@ -63,5 +63,10 @@ void attach_plan_prog(struct attach_plan *pl, struct bpf_program *prog, const ch
  * stays attached then.
  */
 int attach_plan_run(struct attach_plan *pl, struct links *ls);
+/*
+ * The same, returning once the attaching child runs (links_attach_start()): the plan
+ * may be freed at once, links_attach_wait(ls) takes the result.
+ */
+int attach_plan_start(struct attach_plan *pl, struct links *ls);
 
 #endif

@@ -234,9 +234,9 @@ static void reap(pid_t pid)
 		;
 }
 
-int links_attach(struct links *ls, int (*attach)(void *arg), void *arg)
+int links_attach_start(struct links *ls, int (*attach)(void *arg), void *arg)
 {
-	int sv[2], rc = -1;
+	int sv[2];
 	pid_t pid;
 
 	memset(ls, 0, sizeof(*ls));
@@ -255,18 +255,38 @@ int links_attach(struct links *ls, int (*attach)(void *arg), void *arg)
 		attach_child(sv[1], attach, arg);
 	}
 	close(sv[1]);
-	if (parent_receive(sv[0], ls, &rc) < 0) {
+	ls->child = pid;
+	ls->sock = sv[0];
+	return 0;
+}
+
+int links_attach_wait(struct links *ls)
+{
+	int rc = -1;
+
+	if (ls->child <= 0)
+		return 0;
+	if (parent_receive(ls->sock, ls, &rc) < 0) {
 		error("the process attaching the probes died");
 		hint("'dbtap -v ...' shows more; the kernel log (dmesg) may say why");
 		rc = -1;
 	}
-	close(sv[0]);
+	close(ls->sock);
 	/* Its exit drops its copies of the links: not the last ones, cheap. */
-	reap(pid);
+	reap(ls->child);
+	ls->child = 0;
+	ls->sock = -1;
 	phase_mark("attached");
 	if (rc != 0)
 		links_release(ls);
 	return rc;
+}
+
+int links_attach(struct links *ls, int (*attach)(void *arg), void *arg)
+{
+	if (links_attach_start(ls, attach, arg) < 0)
+		return -1;
+	return links_attach_wait(ls);
 }
 
 /*
@@ -297,6 +317,8 @@ void links_release(struct links *ls)
 	unsigned signals = runloop_signals();
 	pid_t *pids;
 
+	if (ls && ls->child > 0)
+		links_attach_wait(ls); /* released below, or by the wait when it failed */
 	if (!ls || ls->n == 0) {
 		if (ls) {
 			free(ls->fds);

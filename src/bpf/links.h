@@ -28,6 +28,8 @@
 struct links {
 	int *fds; /* every fd the attach made: BPF links, and perf events under them */
 	int n;
+	pid_t child; /* > 0: an attach still running (links_attach_start()) */
+	int sock;    /* where that child answers, when child > 0 */
 };
 
 /*
@@ -38,6 +40,18 @@ struct links {
  * the child could not run or died.
  */
 int links_attach(struct links *ls, int (*attach)(void *arg), void *arg);
+
+/*
+ * links_attach() in two halves, for work that does not need the links to go on while
+ * the child attaches (loading the next object while a uprobe registration waits for
+ * the kernel's grace period): start returns once the child runs (0, or -1 with the
+ * error printed), wait takes its result and fds as links_attach() returns them. What
+ * the child says reaches the waiting thread's messages at the wait. links_release()
+ * of a started ls waits first. A kill meanwhile leaves nothing: the child's exit
+ * releases what it made.
+ */
+int links_attach_start(struct links *ls, int (*attach)(void *arg), void *arg);
+int links_attach_wait(struct links *ls);
 
 /*
  * Releases every link of ls, each at a child's exit, and waits until the kernel has

@@ -135,7 +135,7 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 		attach_plan_probe(&plan, query ? &start : &marks, &p->probes.p[i], kinds[i], query);
 		p->nsites += probe_nsites(&p->probes.p[i]);
 	}
-	if (attach_plan_run(&plan, &p->links))
+	if ((o->attach_later ? attach_plan_start : attach_plan_run)(&plan, &p->links))
 		rc = EXIT_FAIL;
 	attach_plan_free(&plan);
 	if (rc)
@@ -145,6 +145,11 @@ int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts 
 fail:
 	pgmark_probe_destroy(p);
 	return rc ? rc : EXIT_FAIL;
+}
+
+int pgmark_probe_attached(struct pgmark_probe *p)
+{
+	return links_attach_wait(&p->links) ? EXIT_FAIL : EXIT_OK;
 }
 
 int pgmark_probe_consume(struct pgmark_probe *p,

@@ -112,6 +112,11 @@ struct pgmark_probe_opts {
 	 * sched_switch (it writes into this object's maps): only the checkpoint probes here.
 	 */
 	bool switch_marks;
+	/*
+	 * The probes' attach goes on beside what the caller does next (the waits' program
+	 * loading): pgmark_probe_attached() takes its result before anything else is used.
+	 */
+	bool attach_later;
 };
 
 /* This object's maps, for the program at sched_switch that writes into them. */
@@ -140,6 +145,11 @@ struct pgmark_probe;
 
 /* 0, or an exit status with the error (naming the probe) and a hint printed. */
 int pgmark_probe_open(struct pgmark_probe **out, const struct pgmark_probe_opts *o);
+/*
+ * With attach_later: waits for the probes' attach. EXIT_OK, or EXIT_FAIL with the error
+ * said (nothing of p attached then; destroy it).
+ */
+int pgmark_probe_attached(struct pgmark_probe *p);
 /* Hands every record waiting to fn without blocking; the number of records, -1 on error. */
 int pgmark_probe_consume(struct pgmark_probe *p,
 			 void (*fn)(const struct pgmark_rec *r, const char *text, void *arg),

@@ -168,6 +168,41 @@ static int open_waits(struct tl_src *s, struct target *t, const struct pg_wait_w
 	return waitspan_probe_open(&s->ws, &o) ? -1 : 0;
 }
 
+/*
+ * The waits' program loaded while pgmark's probes are being attached (a uprobe
+ * registration waits for an RCU grace period): what the load says is held until
+ * pgmark's attach is known and printed after what it says, as one after the other
+ * would. When pgmark's attach failed, that failure is the result (*pm_ret) and the
+ * waits are closed unsaid, as if never opened. Returns open_waits()'s result.
+ */
+static int open_waits_beside(struct tl_src *s, struct target *t, const struct pg_wait_word *w,
+			     const struct pgmark_switch_opts *m, int *pm_ret)
+{
+	bool outer = error_stream() != stderr;
+	char *before = outer ? error_capture_end() : NULL;
+	char *said;
+	int rc;
+
+	error_capture_begin();
+	rc = open_waits(s, t, w, m);
+	said = error_capture_end();
+	if (outer) {
+		error_capture_begin();
+		if (before)
+			fputs(before, error_stream());
+	}
+	free(before);
+	*pm_ret = pgmark_probe_attached(s->pm);
+	if (*pm_ret) {
+		waitspan_probe_destroy(s->ws);
+		s->ws = NULL;
+	} else if (said) {
+		fputs(said, error_stream());
+	}
+	free(said);
+	return rc;
+}
+
 static void pg_side_open(struct pg_side *p)
 {
 	struct tl_src *s = p->s;
@@ -182,12 +217,16 @@ static void pg_side_open(struct pg_side *p)
 	if (!waits)
 		snprintf(s->marks_why, sizeof(s->marks_why), "no program at the switches");
 	po.switch_marks = waits && switch_marks_find(p, &m);
+	po.attach_later = po.switch_marks;
 	p->ret = pgmark_probe_open(&s->pm, &po);
 	if (p->ret)
 		return;
 	if (po.switch_marks) {
 		pgmark_probe_fds(s->pm, &m.fds);
-		if (open_waits(s, p->t, &w, &m) == 0) {
+		int ws = open_waits_beside(s, p->t, &w, &m, &p->ret);
+		if (p->ret)
+			return;
+		if (ws == 0) {
 			s->switch_marks = true;
 			verbose("transactions and statements: *MyBEEntry at 0x%" PRIx64 " read at the"
 				" switch-outs (st_xact_start_timestamp +%u, st_activity_start_timestamp"

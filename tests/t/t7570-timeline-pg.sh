@@ -267,4 +267,19 @@ test_expect_success 'text: a line of waits under the row of a backend that slept
 	! grep -A2 "^walwriter" wt.out | grep "^  waits"
 '
 
+# pgmark's probes attach while the waits' program loads beside them: when that attach
+# fails (DBTAP_TEST_FAIL_ATTACH makes it), its error is the command's, said once and
+# nothing else, and the waits loaded meanwhile are closed with the rest.
+test_expect_success 'markers refused at attach while the waits load beside them: that error alone, exit 1, no picture' '
+	DBTAP_TEST_FAIL_ATTACH=transaction__abort test_expect_code 1 \
+		dbtap profile --timeline --pg "$PGDATA" -d 1 -o refused.svg 2>refused.err &&
+	cat >want <<-EOF &&
+	error: cannot attach to usdt:postgresql:transaction__abort in BINARY: Operation not permitted
+	hint: run as root
+	EOF
+	sed "s|in .*: Operation|in BINARY: Operation|" refused.err >got &&
+	test_cmp want got &&
+	! test -e refused.svg
+'
+
 test_done
