@@ -33,8 +33,13 @@ const volatile __u32 be_span_len = 0;
 __u64 t0 = 0;
 
 
+/*
+ * Not preallocated: an entry holds its stretches by key (some 1.3 KB), and only the
+ * threads seen need one; an entry is made at a thread's first switch only.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, WAIT_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct wait_thread);
@@ -108,6 +113,7 @@ static __always_inline struct wait_drops *drops_get(void)
 	return bpf_map_lookup_elem(&drops, &zero);
 }
 
+
 /*
  * Adds time to (process, statement, wait): ns and count, max the longest stretch in it.
  * A global function, checked once by the verifier: inlined at each of its callers (the
@@ -142,89 +148,165 @@ __noinline int wait_agg_add(const struct wait_key *k, __u64 ns, __u64 count, __u
 }
 
 /*
- * The thread's held CPU time into the aggregate map. The slot is emptied before the
- * map is added to, and user space reads the map before the threads: a read between
- * the two sees the time late, never twice.
+ * A held slot into the aggregate map (wait.h says what is held). The slot is emptied
+ * before the map is added to, and user space reads the map before the threads: a read
+ * between the two sees the time late, never twice. Global functions, checked once by
+ * the verifier, like the adds below.
  */
-__noinline int acc_cpu_flush(struct wait_thread *e)
+__noinline int held_cpu_flush(struct wait_thread *e, __u32 i)
 {
 	struct wait_key k = { .kind = WAIT_KIND_CPU };
-	__u64 cpu, cpu_max, run, run_max;
+	struct wait_held_cpu h;
 
-	if (!e || !(e->acc_on & WAIT_ACC_CPU))
+	if (!e)
 		return 0;
-	k.stmt = e->acc_stmt;
+	i &= WAIT_HELD_CPU - 1;
+	if (!(e->hc_on & (1u << i)))
+		return 0;
+	h = e->held_cpu[i];
+	e->hc_on &= ~(1u << i);
+	k.stmt = h.stmt;
 	k.tgid = e->tgid;
-	cpu = e->acc_cpu_ns;
-	cpu_max = e->acc_cpu_max;
-	run = e->acc_run_ns;
-	run_max = e->acc_run_max;
-	e->acc_on &= ~WAIT_ACC_CPU;
-	e->acc_cpu_ns = e->acc_cpu_max = e->acc_run_ns = e->acc_run_max = 0;
-	wait_agg_add(&k, cpu, 0, cpu_max);
-	if (run) {
+	wait_agg_add(&k, h.cpu_ns, 0, h.cpu_max);
+	if (h.run_ns) {
 		k.kind = WAIT_KIND_RUNNABLE;
-		wait_agg_add(&k, run, 0, run_max);
+		wait_agg_add(&k, h.run_ns, 0, h.run_max);
 	}
 	return 0;
 }
 
-/* The same for the held off-CPU stretches. */
-__noinline int acc_off_flush(struct wait_thread *e)
+__noinline int held_off_flush(struct wait_thread *e, __u32 i)
 {
 	struct wait_key k;
 	struct wait_val v;
 
-	if (!e || !(e->acc_on & WAIT_ACC_OFF))
+	if (!e)
 		return 0;
-	k = e->acc_key;
-	v = e->acc_val;
-	e->acc_on &= ~WAIT_ACC_OFF;
-	e->acc_val.ns = e->acc_val.count = e->acc_val.max_ns = 0;
+	i &= WAIT_HELD_OFF - 1;
+	if (!(e->ho_on & (1u << i)))
+		return 0;
+	k = e->held_off[i].k;
+	v = e->held_off[i].v;
+	e->ho_on &= ~(1u << i);
 	wait_agg_add(&k, v.ns, v.count, v.max_ns);
 	return 0;
 }
 
-/* A stretch's CPU time (and runnable time on CPU) under statement stmt: held. */
-static __always_inline void acc_cpu(struct wait_thread *e, __u64 stmt, __u64 cpu, __u64 run)
+/* Every held slot of a thread into the map: its last switch. */
+static __always_inline void held_flush_all(struct wait_thread *e)
 {
-	if ((e->acc_on & WAIT_ACC_CPU) && e->acc_stmt != stmt)
-		acc_cpu_flush(e);
-	if (!(e->acc_on & WAIT_ACC_CPU)) {
-		e->acc_stmt = stmt;
-		e->acc_on |= WAIT_ACC_CPU;
+	for (__u32 i = 0; i < WAIT_HELD_CPU; i++)
+		held_cpu_flush(e, i);
+	for (__u32 i = 0; i < WAIT_HELD_OFF; i++)
+		held_off_flush(e, i);
+}
+
+/*
+ * The slot of a key in a two-way set: the one holding it, else a free one, else the
+ * one the set's bit says goes next (flushed by the caller). Which one was taken marks
+ * the other as next.
+ */
+static __always_inline __u32 held_way(__u32 on, __u32 *lru, __u32 set, bool hit0, bool hit1,
+				      bool *fresh)
+{
+	__u32 i0 = set * 2, i;
+
+	*fresh = false;
+	if ((on & (1u << i0)) && hit0) {
+		i = i0;
+	} else if ((on & (2u << i0)) && hit1) {
+		i = i0 + 1;
+	} else {
+		*fresh = true;
+		if (!(on & (1u << i0)))
+			i = i0;
+		else if (!(on & (2u << i0)))
+			i = i0 + 1;
+		else
+			i = i0 + ((*lru >> set) & 1);
 	}
-	e->acc_cpu_ns += cpu;
-	if (cpu > e->acc_cpu_max)
-		e->acc_cpu_max = cpu;
-	e->acc_run_ns += run;
-	if (run > e->acc_run_max)
-		e->acc_run_max = run;
+	*lru = (*lru & ~(1u << set)) | ((i == i0 ? 1u : 0u) << set);
+	return i;
+}
+
+static __always_inline __u32 held_cpu_set(__u64 stmt)
+{
+	return (stmt ^ (stmt >> 31)) & (WAIT_HELD_CPU_SETS - 1);
+}
+
+/* A stretch's CPU time (and runnable time on CPU) under statement stmt: held. */
+__noinline int held_cpu_add(struct wait_thread *e, __u64 stmt, __u64 cpu, __u64 run)
+{
+	__u32 set = held_cpu_set(stmt), lru, i;
+	struct wait_held_cpu *h;
+	bool fresh;
+
+	if (!e)
+		return 0;
+	lru = e->hc_lru;
+	i = held_way(e->hc_on, &lru, set, e->held_cpu[(set * 2) & (WAIT_HELD_CPU - 1)].stmt == stmt,
+		     e->held_cpu[(set * 2 + 1) & (WAIT_HELD_CPU - 1)].stmt == stmt, &fresh);
+	i &= WAIT_HELD_CPU - 1;
+	e->hc_lru = lru;
+	if (fresh) {
+		held_cpu_flush(e, i);
+		h = &e->held_cpu[i];
+		h->stmt = stmt;
+		h->cpu_ns = h->cpu_max = h->run_ns = h->run_max = 0;
+		e->hc_on |= 1u << i;
+	}
+	h = &e->held_cpu[i];
+	h->cpu_ns += cpu;
+	if (cpu > h->cpu_max)
+		h->cpu_max = cpu;
+	h->run_ns += run;
+	if (run > h->run_max)
+		h->run_max = run;
+	return 0;
+}
+
+/* Whether held key k is the thread's off-CPU key now (its switch-out's). */
+static __always_inline bool held_off_is(const struct wait_thread *e, const struct wait_key *k)
+{
+	return k->stmt == e->stmt_off && k->kind == e->kind && k->event == e->event &&
+	       k->stack == e->stack && k->ustack == e->ustack;
 }
 
 /* An off-CPU stretch of ns under the thread's off-CPU key (its switch-out's): held. */
-static __always_inline void acc_off(struct wait_thread *e, __u64 ns)
+__noinline int held_off_add(struct wait_thread *e, __u64 ns)
 {
-	struct wait_key *k = &e->acc_key;
+	__u32 set, lru, i;
+	struct wait_held_off *h;
+	bool fresh;
 
-	if ((e->acc_on & WAIT_ACC_OFF) &&
-	    (k->stmt != e->stmt_off || k->kind != e->kind || k->event != e->event ||
-	     k->stack != e->stack || k->ustack != e->ustack))
-		acc_off_flush(e);
-	if (!(e->acc_on & WAIT_ACC_OFF)) {
-		k->stmt = e->stmt_off;
-		k->tgid = e->tgid;
-		k->kind = e->kind;
-		k->event = e->event;
-		k->stack = e->stack;
-		k->ustack = e->ustack;
-		k->pad = 0;
-		e->acc_on |= WAIT_ACC_OFF;
+	if (!e)
+		return 0;
+	set = (e->stmt_off ^ (e->stmt_off >> 31) ^ e->event ^ e->kind) & (WAIT_HELD_OFF_SETS - 1);
+	lru = e->ho_lru;
+	i = held_way(e->ho_on, &lru, set,
+		     held_off_is(e, &e->held_off[(set * 2) & (WAIT_HELD_OFF - 1)].k),
+		     held_off_is(e, &e->held_off[(set * 2 + 1) & (WAIT_HELD_OFF - 1)].k), &fresh);
+	i &= WAIT_HELD_OFF - 1;
+	e->ho_lru = lru;
+	if (fresh) {
+		held_off_flush(e, i);
+		h = &e->held_off[i];
+		h->k.stmt = e->stmt_off;
+		h->k.tgid = e->tgid;
+		h->k.kind = e->kind;
+		h->k.event = e->event;
+		h->k.stack = e->stack;
+		h->k.ustack = e->ustack;
+		h->k.pad = 0;
+		h->v.ns = h->v.count = h->v.max_ns = 0;
+		e->ho_on |= 1u << i;
 	}
-	e->acc_val.ns += ns;
-	e->acc_val.count++;
-	if (ns > e->acc_val.max_ns)
-		e->acc_val.max_ns = ns;
+	h = &e->held_off[i];
+	h->v.ns += ns;
+	h->v.count++;
+	if (ns > h->v.max_ns)
+		h->v.max_ns = ns;
+	return 0;
 }
 
 static __always_inline void proc_seen(__u32 tgid, __u64 now)
@@ -235,14 +317,19 @@ static __always_inline void proc_seen(__u32 tgid, __u64 now)
 	}
 }
 
-/* A thread seen for the first time: on CPU since start (or now). NULL when full. */
-static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u64 start,
-						      bool oncpu)
+/* An empty entry, copied in (the entry is larger than the program's stack). */
+const volatile struct wait_thread thread_zero = {};
+
+/*
+ * A thread seen for the first time: on CPU since start (or now). NULL when full. Only
+ * the thread's own switches and probes make its entry, one at a time.
+ */
+static __noinline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u64 start,
+						 bool oncpu)
 {
-	struct wait_thread t = { .since = start, .first = start, .tgid = tgid, .oncpu = oncpu };
 	struct wait_thread *e;
 
-	bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	bpf_map_update_elem(&threads, &tid, (const void *)&thread_zero, BPF_NOEXIST);
 	e = bpf_map_lookup_elem(&threads, &tid);
 	if (!e) {
 		struct wait_drops *d = drops_get();
@@ -250,6 +337,9 @@ static __always_inline struct wait_thread *thread_new(__u32 tid, __u32 tgid, __u
 			d->threads_full++;
 		return NULL;
 	}
+	e->since = e->first = start;
+	e->tgid = tgid;
+	e->oncpu = oncpu;
 	proc_seen(tgid, start);
 	return e;
 }
@@ -288,11 +378,14 @@ static __always_inline bool proc_title(__u32 tgid)
  * hypervisor ran something else: it was waiting for a CPU. A stretch whose start was
  * not seen (an unpaired switch) is split right the same way.
  */
-static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u64 exec,
-					  bool has_exec)
+/* A global function: verified once, not once for each of its callers' paths. */
+__noinline int stretch_close(struct wait_thread *e, __u64 now, __u64 exec, bool has_exec)
 {
-	__u64 ns = now > e->since ? now - e->since : 0, cpu;
+	__u64 ns, cpu;
 
+	if (!e)
+		return 0;
+	ns = now > e->since ? now - e->since : 0;
 	if (has_exec && e->exec_known)
 		cpu = exec > e->exec ? exec - e->exec : 0;
 	else
@@ -300,14 +393,15 @@ static __always_inline void stretch_close(struct wait_thread *e, __u64 now, __u6
 	if (cpu > ns)
 		cpu = ns;
 	if (cpu || e->oncpu)
-		acc_cpu(e, e->stmt, cpu, e->oncpu ? ns - cpu : 0);
+		held_cpu_add(e, e->stmt, cpu, e->oncpu ? ns - cpu : 0);
 	if (!e->oncpu)
-		acc_off(e, ns - cpu);
+		held_off_add(e, ns - cpu);
 	e->since = now;
 	if (has_exec) {
 		e->exec = exec;
 		e->exec_known = 1;
 	}
+	return 0;
 }
 
 STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
@@ -375,18 +469,19 @@ __noinline __u64 wait_switch_text_key(__u64 src)
 #define WAIT_ROW_AT(buf, off, type) \
 	(*(type *)((buf) + ((off) & (WAIT_TEXT_LEN - sizeof(type)))))
 
-static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 tgid, __u32 *state)
+static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 tgid, __u32 *state,
+					   bool *own)
 {
 	__u64 be = e->be, q = 0, ts = 0, raw = 0, src, h;
-	bool first = false, have_raw = false;
+	bool first = false, have_raw = false, have_q = false;
 
 	*state = 0;
+	*own = false;
 	if (!be) {
 		/* MyBEEntry is set once, early in the backend's life: read until it is */
 		be = bestatus_row(&e->be);
 		first = be != 0;
 	}
-	bpf_probe_read_user(&q, sizeof(q), (void *)bestatus_query_addr);
 	if (be && be_span_len) {
 		/* the row through the text's scratch buffer, not needed before the text */
 		__u32 zero = 0;
@@ -405,15 +500,33 @@ static __always_inline __u64 bestatus_stmt(struct wait_thread *e, __u32 tgid, __
 		if ((WAIT_ROW_AT(buf, bestatus_changecount_off, __s32) & 1) ||
 		    (pid != (__s32)tgid && pid != 0))
 			goto unreadable;
+		*own = pid == (__s32)tgid;
 		ts = WAIT_ROW_AT(buf, bestatus_activity_ts_off, __u64);
 		*state = WAIT_ROW_AT(buf, bestatus_state_off, __u32);
 		raw = WAIT_ROW_AT(buf, bestatus_activity_off, __u64);
 		have_raw = true;
+		/*
+		 * With track_activities on the row tells whether a statement runs, and its
+		 * text is the row's (the same text debug_query_string points at, up to the
+		 * bytes read): debug_query_string, a user page more at every switch-out, is
+		 * not read. A fast-path function call has no text (st_activity_raw empty,
+		 * debug_query_string NULL): no statement, as before. Off (st_state disabled,
+		 * or undefined before the backend's first report), only debug_query_string
+		 * tells.
+		 */
+		if (*state == bestatus_st_running) {
+			q = raw;
+			have_q = true;
+		} else if (bestatus_between(*state) || *state == bestatus_st_fastpath) {
+			have_q = true;
+		}
 	} else if (be) {
 		bpf_probe_read_user(&ts, sizeof(ts), (void *)(be + bestatus_activity_ts_off));
 		/* st_state is wanted at a ClientRead only: read then (backend_busy) */
 		*state = ~0u;
 	}
+	if (!have_q)
+		bpf_probe_read_user(&q, sizeof(q), (void *)bestatus_query_addr);
 	/*
 	 * The row first seen between statements: its timestamp is the last statement's,
 	 * which may have run before tracing started (a backend already idle then), not in
@@ -452,7 +565,29 @@ unreadable:
 	/* the row first seen is looked at again as such */
 	if (first)
 		e->be = 0;
+	bpf_probe_read_user(&q, sizeof(q), (void *)bestatus_query_addr);
 	return q ? e->stmt : 0;
+}
+
+/* What the switch-out's look at the row found (wait_stmt_look()). */
+struct be_look {
+	__u32 state; /* st_state; 0 unreadable, ~0 not read (backend_busy() reads it) */
+	__u32 own;   /* the row said it was this backend's */
+};
+
+/* bestatus_stmt() as a global function: its paths are verified once, apart. */
+__noinline __u64 wait_stmt_look(struct wait_thread *e, __u32 tgid, struct be_look *l)
+{
+	__u32 st = ~0u;
+	bool own = false;
+	__u64 r;
+
+	if (!e || !l)
+		return 0;
+	r = bestatus_stmt(e, tgid, &st, &own);
+	l->state = st;
+	l->own = own;
+	return r;
 }
 
 /*
@@ -472,6 +607,49 @@ static __always_inline bool backend_busy(struct wait_thread *e, __u32 st)
 	return bestatus_busy(st);
 }
 
+/*
+ * The wait event of the backend leaving the CPU (read_wait_event()), through the pointer
+ * kept in its entry while its row says it is its own (own): one user read, not two.
+ */
+static __always_inline long wait_event_read(struct wait_thread *e, bool own)
+{
+	__u64 ptr = own ? e->wptr : 0;
+	__u32 ev = 0;
+
+	if (!ptr) {
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)wait_ptr_addr) || !ptr)
+			return -1;
+		if (own)
+			e->wptr = ptr;
+	}
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(ptr + wait_field_off)))
+		return -1;
+	return ev;
+}
+
+/*
+ * A switch-in of the thread noted at t_in in its task's cache slot (waitword.bpf.h):
+ * its stretch off CPU ended there, its CPU time from there on is its next stretch's.
+ */
+static __always_inline void switched_in_at(struct wait_thread *e, __u64 t_in)
+{
+	if (e->preempted) {
+		/* back from a preemption: its CPU stretch goes on */
+		e->preempted = 0;
+		return;
+	}
+	if (e->oncpu || t_in < e->since) {
+		/* seeded as running while it was runnable, or a switch-out not seen */
+		struct wait_drops *d = drops_get();
+		if (d)
+			d->unpaired++;
+		return;
+	}
+	/* off CPU the task's CPU time does not move: all of the stretch is off CPU */
+	stretch_close(e, t_in, 0, false);
+	e->oncpu = 1;
+}
+
 /* The task's CPU time by the kernel's count: a task that is not current, through CO-RE. */
 static __always_inline __u64 task_exec(struct task_struct *t)
 {
@@ -486,9 +664,12 @@ static __always_inline __u64 task_exec(struct task_struct *t)
  * has it, how = prev_state | preempt << 32, next's address.
  */
 
-/* prev (the current task) leaves the CPU; 1 when the switch is counted. */
+/*
+ * prev (the current task) leaves the CPU; 1 when the switch is counted. t_in: the clock
+ * at its switch-in when that was noted in its cache slot (0: seen in full, or not seen).
+ */
 __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __u64 how,
-			       __u64 now)
+			       __u64 now, __u64 t_in)
 {
 	struct task_struct *prev = bpf_get_current_task_btf();
 	__u32 tid = (__u32)id, tgid = id >> 32, prev_state = (__u32)how;
@@ -498,26 +679,42 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	long ev;
 
 	if (!e) {
-		/* running since before the attach: its time starts at t0 */
-		e = thread_new(tid, tgid, t0 && t0 < now ? t0 : now, true);
+		/* running since before the attach (its time starts at t0), or since t_in */
+		e = thread_new(tid, tgid, t_in ? t_in : t0 && t0 < now ? t0 : now, true);
 		if (!e)
 			return 0;
+	} else if (t_in) {
+		switched_in_at(e, t_in);
 	}
 	d = drops_get();
+	/*
+	 * Taken off the CPU while still TASK_RUNNING (preempted, or between setting its
+	 * sleeping state and calling schedule(): it stays queued) it waits for a CPU, not
+	 * for its wait event, even with one set: a backend preempted between
+	 * pgstat_report_wait_start() and its sleep would otherwise count that wait twice.
+	 * Its CPU stretch is not closed: it goes on when the thread runs again, and the
+	 * switch-out that ends it (a wait, or its exit) reads the statement and splits its
+	 * wall time into the kernel's CPU time and the rest, runnable. A preemption reads
+	 * nothing of the backend.
+	 */
+	if (e->oncpu && !(prev_state & TASK_DEAD_BIT) && (preempt || !task_state_btf(prev))) {
+		e->preempted = 1;
+		return 1;
+	}
+	e->preempted = 0;
 	if (!e->oncpu && d)
 		d->unpaired++;
 	__u64 next_stmt = e->stmt;
-	__u32 be_state = ~0u;
+	struct be_look look = { .state = ~0u };
 	if (bestatus_beentry_addr && !(prev_state & TASK_DEAD_BIT))
-		next_stmt = bestatus_stmt(e, tgid, &be_state);
+		next_stmt = wait_stmt_look(e, tgid, &look);
 	/* the kernel has charged prev's slice (update_curr) before this tracepoint */
 	stretch_close(e, now, prev->se.sum_exec_runtime, true);
 	if (prev_state & TASK_DEAD_BIT) {
 		struct wait_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 		if (p && tid == tgid)
 			p->last = now;
-		acc_cpu_flush(e);
-		acc_off_flush(e);
+		held_flush_all(e);
 		bpf_map_delete_elem(&threads, &tid);
 		return 1;
 	}
@@ -537,24 +734,19 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	e->stmt = next_stmt;
 	e->stmt_off = e->stmt;
 	e->stack = e->ustack = 0;
-	/*
-	 * Taken off the CPU while still TASK_RUNNING (preempted, or between setting its
-	 * sleeping state and calling schedule(): it stays queued) it waits for a CPU, not
-	 * for its wait event, even with one set: a backend preempted between
-	 * pgstat_report_wait_start() and its sleep would otherwise count that wait twice.
-	 */
+	/* still runnable after a switch not seen in pair (above): waiting for a CPU */
 	if (preempt || !task_state_btf(prev)) {
 		e->event = 0;
 		e->kind = WAIT_KIND_RUNNABLE;
 		return 1;
 	}
-	ev = read_wait_event();
+	ev = wait_event_read(e, look.own);
 	if (ev < 0) {
 		e->event = 0;
 		e->kind = WAIT_KIND_UNREADABLE;
 	} else if (ev) {
 		e->event = ev;
-		e->kind = ev == idle_event && !backend_busy(e, be_state) ? WAIT_KIND_IDLE :
+		e->kind = ev == idle_event && !backend_busy(e, look.state) ? WAIT_KIND_IDLE :
 									  WAIT_KIND_WAIT;
 	} else {
 		e->event = 0;
@@ -579,6 +771,11 @@ __noinline int wait_switch_in(__u64 next_addr, __u32 tid, __u64 now)
 	struct task_struct *next = (struct task_struct *)next_addr;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 
+	if (e && e->preempted) {
+		/* back from a preemption: its CPU stretch goes on */
+		e->preempted = 0;
+		return 1;
+	}
 	if (!e) {
 		/* a thread forked after the attach, running for the first time */
 		e = thread_new(tid, BPF_CORE_READ(next, tgid), now, false);
@@ -608,29 +805,39 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 t_in = self_time ? bpf_ktime_get_ns() : 0, now;
+	__u64 t_self = self_time ? bpf_ktime_get_ns() : 0, now, t_in;
+	struct wait_tcslot *next_slot;
 	struct wait_drops *d;
 	struct switch_ends s;
 	bool out, in;
 
-	switch_ends_read(&s, prev, next, prev_state);
+	switch_ends_read_slots(&s, prev, next, prev_state, &t_in, &next_slot);
 	if (!s.pt && !s.nt) {
 		if (self_time && (d = drops_get())) {
-			d->self_ns[0] += bpf_ktime_get_ns() - t_in;
+			d->self_ns[0] += bpf_ktime_get_ns() - t_self;
 			d->self_runs[0]++;
 		}
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
 	out = s.pt && wait_switch_out((struct bpf_raw_tracepoint_args *)ctx, s.id,
-				      prev_state | (__u64)preempt << 32, now);
-	in = s.nt && wait_switch_in((__u64)next, s.ntid, now);
+				      prev_state | (__u64)preempt << 32, now, t_in);
+	/*
+	 * next cached: its switch-in is the clock in its slot, taken by its switch-out (or
+	 * a probe of the USDT path, or user space reading a stretch in progress)
+	 */
+	if (next_slot) {
+		*(volatile __u64 *)&next_slot->t_in = now;
+		in = true;
+	} else {
+		in = s.nt && wait_switch_in((__u64)next, s.ntid, now);
+	}
 
 	d = drops_get();
 	if ((out || in) && d)
 		d->switches++;
 	if (self_time && d) {
-		d->self_ns[1] += bpf_ktime_get_ns() - t_in;
+		d->self_ns[1] += bpf_ktime_get_ns() - t_self;
 		d->self_runs[1]++;
 	}
 	return 0;
@@ -643,16 +850,41 @@ int BPF_PROG(on_switch_empty)
 	return 0;
 }
 
-/* The current thread's entry for the USDT programs, made when missing. */
+/* The clock at the current task's switch-in noted in its cache slot, taken; 0 none. */
+static __always_inline __u64 t_in_take_current(void)
+{
+	__u64 a = (__u64)bpf_get_current_task(), tag, w, t = 0;
+	struct wait_tcslot *slot;
+	__u32 idx;
+
+	if (!taskcache_slot(a, &idx, &tag) || !(slot = bpf_map_lookup_elem(&taskcache, &idx)))
+		return 0;
+	w = *(volatile __u64 *)&slot->word;
+	if (taskcache_hit(w, tag) && (w & TC_TRACED)) {
+		t = *(volatile __u64 *)&slot->t_in;
+		if (t)
+			*(volatile __u64 *)&slot->t_in = 0;
+	}
+	return t;
+}
+
+/*
+ * The current thread's entry for the USDT programs, made when missing; a switch-in
+ * noted in its cache slot is taken first, so that the statement's split of its CPU
+ * time falls inside a CPU stretch.
+ */
 static __always_inline struct wait_thread *thread_current(__u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), t_in = t_in_take_current();
 	__u32 tid = (__u32)id;
 	struct wait_thread *e = bpf_map_lookup_elem(&threads, &tid);
 
-	if (e)
+	if (e) {
+		if (t_in)
+			switched_in_at(e, t_in);
 		return e;
-	return thread_new(tid, id >> 32, now, true);
+	}
+	return thread_new(tid, id >> 32, t_in ? t_in : now, true);
 }
 
 /*

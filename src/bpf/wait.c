@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -34,6 +35,10 @@ struct wait_probe {
 	const struct wait_probe_opts *o;
 	struct probe_list lists[5];
 	bool no_usdt;
+	/* the program's task cache, mapped read-only: the switch-ins it noted */
+	const struct wait_tcslot *tc;
+	size_t tc_len;
+	__u32 tc_n;
 };
 
 void wait_probe_destroy(struct wait_probe *wp)
@@ -41,6 +46,8 @@ void wait_probe_destroy(struct wait_probe *wp)
 	if (!wp)
 		return;
 	links_release(&wp->links);
+	if (wp->tc)
+		munmap((void *)wp->tc, wp->tc_len);
 	wait__destroy(wp->skel);
 	for (int i = 0; i < 5; i++)
 		probe_list_free(&wp->lists[i]);
@@ -102,6 +109,9 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	/* a bit per thread id; a pid_max raised later sends the new ids through the filter */
 	bpf_map__set_max_entries(wp->skel->maps.pidbits, (proc_pid_max() + 63) / 64);
 	bpf_program__set_autoload(wp->skel->progs.on_switch_empty, o->floor);
+	/* read in place at each report: a copy through the syscall is 16384 entries */
+	bpf_map__set_map_flags(wp->skel->maps.taskcache,
+			       bpf_map__map_flags(wp->skel->maps.taskcache) | BPF_F_MMAPABLE);
 	attach_progs_prepare(&(struct attach_progs){ .multi = wp->skel->progs.event_multi,
 						     .single = wp->skel->progs.event_uprobe });
 	if (o->bestatus.beentry_addr) {
@@ -117,6 +127,15 @@ struct wait_probe *wait_probe_open(const struct wait_probe_opts *o)
 	stathash_dfa_fill((__u16 *)wp->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(wp->skel->skeleton, "wait", o->target))
 		goto fail;
+	wp->tc_n = bpf_map__max_entries(wp->skel->maps.taskcache);
+	wp->tc_len = wp->tc_n * sizeof(*wp->tc);
+	void *tc = mmap(NULL, wp->tc_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(wp->skel->maps.taskcache), 0);
+	if (tc == MAP_FAILED) {
+		error_errno("cannot map wait's task cache");
+		goto fail;
+	}
+	wp->tc = tc;
 	return wp;
 fail:
 	wait_probe_destroy(wp);
@@ -298,7 +317,7 @@ int wait_entries_merge(struct wait_entry *e, int n)
 }
 
 /*
- * The aggregates, then the threads' held stretches (wait.bpf.c acc_cpu, acc_off) added
+ * The aggregates, then the threads' held stretches (wait.bpf.c held_cpu_add, held_off_add) added
  * on paper. In that order: the kernel empties a thread's slot before it adds the slot
  * to the map, so a stretch moved between the two reads is missed by this read, never
  * counted twice, and the sums never go down from one read to the next.
@@ -317,7 +336,7 @@ int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)
 		*out = NULL;
 		return -1;
 	}
-	e = realloc(*out, (n + 3 * nth + 1) * sizeof(*e));
+	e = realloc(*out, (n + (2 * WAIT_HELD_CPU + WAIT_HELD_OFF) * nth + 1) * sizeof(*e));
 	if (!e) {
 		free(th);
 		free(*out);
@@ -326,31 +345,60 @@ int wait_probe_read(struct wait_probe *wp, struct wait_entry **out)
 	}
 	for (int i = 0; i < nth; i++) {
 		const struct wait_thread *t = &th[i].t;
-		struct wait_key k = { .stmt = t->acc_stmt, .tgid = t->tgid,
-				      .kind = WAIT_KIND_CPU };
 
-		if (t->acc_on & WAIT_ACC_CPU) {
+		for (int j = 0; j < WAIT_HELD_CPU; j++) {
+			const struct wait_held_cpu *h = &t->held_cpu[j];
+			struct wait_key k = { .stmt = h->stmt, .tgid = t->tgid,
+					      .kind = WAIT_KIND_CPU };
+			if (!(t->hc_on & (1u << j)))
+				continue;
 			e[n++] = (struct wait_entry){ .k = k,
-						      .v = { .ns = t->acc_cpu_ns,
-							     .max_ns = t->acc_cpu_max } };
-			if (t->acc_run_ns) {
+						      .v = { .ns = h->cpu_ns, .max_ns = h->cpu_max } };
+			if (h->run_ns) {
 				k.kind = WAIT_KIND_RUNNABLE;
 				e[n++] = (struct wait_entry){ .k = k,
-							      .v = { .ns = t->acc_run_ns,
-								     .max_ns = t->acc_run_max } };
+							      .v = { .ns = h->run_ns,
+								     .max_ns = h->run_max } };
 			}
 		}
-		if (t->acc_on & WAIT_ACC_OFF)
-			e[n++] = (struct wait_entry){ .k = t->acc_key, .v = t->acc_val };
+		for (int j = 0; j < WAIT_HELD_OFF; j++)
+			if (t->ho_on & (1u << j))
+				e[n++] = (struct wait_entry){ .k = t->held_off[j].k,
+							      .v = t->held_off[j].v };
 	}
 	free(th);
 	*out = e;
 	return wait_entries_merge(e, n);
 }
 
+/*
+ * The switch-ins the program noted in its task cache (waitword.bpf.h) and has not yet
+ * taken: a thread whose entry says off CPU since `since` and whose slot holds a later
+ * switch-in is on CPU since then (t_in).
+ */
+static void threads_switched_in(struct wait_probe *wp, struct wait_thread_entry *th, int n)
+{
+	for (__u32 i = 0; i < wp->tc_n; i++) {
+		__u64 t_in = *(volatile const __u64 *)&wp->tc[i].t_in, w;
+		if (!t_in)
+			continue;
+		w = *(volatile const __u64 *)&wp->tc[i].word;
+		if (!(w & TC_VALID) || !(w & TC_TRACED))
+			continue;
+		__u32 tid = (w >> TC_TID_SHIFT) & ((1u << 22) - 1);
+		for (int j = 0; j < n; j++)
+			if (th[j].tid == tid && !th[j].t.oncpu && t_in >= th[j].t.since)
+				th[j].t_in = t_in;
+	}
+}
+
 int wait_probe_read_threads(struct wait_probe *wp, struct wait_thread_entry **out)
 {
-	return WAIT_READ(wp, threads, out, __u32, struct wait_thread, t);
+	int n = WAIT_READ(wp, threads, out, __u32, struct wait_thread, t);
+
+	if (n > 0)
+		threads_switched_in(wp, *out, n);
+	return n;
 }
 
 int wait_probe_read_procs(struct wait_probe *wp, struct wait_proc_entry **out)

@@ -46,8 +46,32 @@ struct wait_val {
 	__u64 max_ns;
 };
 
-#define WAIT_ACC_CPU 1
-#define WAIT_ACC_OFF 2
+/*
+ * Stretches closed but not yet in the aggregate map (wait.bpf.c held_cpu_add,
+ * held_off_add), held in the thread's entry by key in small two-way tables: the CPU
+ * time under a statement with the part of the time on CPU the kernel did not count as
+ * CPU (runnable), and the off-CPU stretches under one key. A slot goes to the map only
+ * when another key needs its place, and all at the thread's last switch, so that a
+ * backend cycling through a few statements and waits looks nothing up; a read adds them
+ * on paper (wait_probe_read).
+ */
+#define WAIT_HELD_CPU_SETS 16 /* powers of two; two slots a set */
+#define WAIT_HELD_OFF_SETS 4
+#define WAIT_HELD_CPU (2 * WAIT_HELD_CPU_SETS)
+#define WAIT_HELD_OFF (2 * WAIT_HELD_OFF_SETS)
+
+struct wait_held_cpu {
+	__u64 stmt;
+	__u64 cpu_ns;
+	__u64 cpu_max; /* the longest stretch in each: the aggregate's max */
+	__u64 run_ns;
+	__u64 run_max;
+};
+
+struct wait_held_off {
+	struct wait_key k;
+	struct wait_val v;
+};
 
 /* Per thread: where its time is going now. Written at switches and USDT probes. */
 struct wait_thread {
@@ -71,20 +95,11 @@ struct wait_thread {
 	__u64 q_ts;
 	__u64 q_hash;
 	/*
-	 * Stretches closed but not yet in the aggregate map (wait.bpf.c acc_cpu, acc_off):
-	 * the CPU time under statement acc_stmt with the part of the time on CPU the kernel
-	 * did not count as CPU (runnable), and the off-CPU stretches under one key. They are
-	 * added when their key changes and at the thread's last switch, so that a backend
-	 * switching in the same statement and wait looks nothing up; a read adds them on
-	 * paper (wait_probe_read).
+	 * The wait event pointer (my_wait_event_info) as read while the row said it was
+	 * this backend's: fixed from InitProcess() until its exit, which gives the row up
+	 * (st_procpid 0) before it points the pointer back at a local word. 0 not read.
 	 */
-	__u64 acc_stmt;
-	__u64 acc_cpu_ns;
-	__u64 acc_cpu_max; /* the longest stretch in each: the aggregate's max */
-	__u64 acc_run_ns;
-	__u64 acc_run_max;
-	struct wait_key acc_key;
-	struct wait_val acc_val;
+	__u64 wptr;
 	__u32 tgid;
 	__u32 event;    /* off CPU: wait event read at switch-out */
 	__u32 kind;     /* off CPU: enum wait_kind of the current stretch */
@@ -95,8 +110,34 @@ struct wait_thread {
 	__u8 exec_known;
 	__u8 titled;    /* its process's title is final: no need to look it up again */
 	__u8 title_read; /* its process's title was read once (the switch-out's read) */
-	__u8 acc_on;     /* WAIT_ACC_CPU, WAIT_ACC_OFF: which held parts are set */
-	__u8 pad[2];
+	/*
+	 * Preempted (taken off the CPU still runnable) in its CPU stretch, which goes on:
+	 * the time until it runs again is the stretch's runnable part (wall time the kernel
+	 * did not count as its CPU time), charged where the stretch ends.
+	 */
+	__u8 preempted;
+	__u8 ho_on;      /* which held off-CPU slots are set, a bit each */
+	__u8 ho_lru;     /* per set of held_off: 1 when its second slot goes next */
+	__u8 pad;
+	__u16 hc_lru;    /* the same for held_cpu */
+	__u32 hc_on;     /* which held CPU slots are set */
+	struct wait_held_cpu held_cpu[WAIT_HELD_CPU];
+	struct wait_held_off held_off[WAIT_HELD_OFF];
+};
+
+/*
+ * A slot of the task-address cache of the programs at sched_switch (waitword.bpf.h):
+ * word = TC_VALID | TC_TRACED | tid << TC_TID_SHIFT | address tag; t_in (wait's) the
+ * clock at the switch-in of the traced task it holds while that task runs, else 0.
+ */
+#define TC_VALID     (1ull << 63)
+#define TC_TRACED    (1ull << 62)
+#define TC_TID_SHIFT 36
+#define TC_TAG_MASK  ((1ull << 36) - 1)
+
+struct wait_tcslot {
+	__u64 word;
+	__u64 t_in;
 };
 
 /* Thread ids 64 * i ... 64 * i + 63: which were looked at, and which of those are traced. */
@@ -177,6 +218,11 @@ struct wait_entry {
 struct wait_thread_entry {
 	__u32 tid;
 	struct wait_thread t;
+	/*
+	 * Off CPU by t, but switched in since, at t_in (the switch-in noted in the task
+	 * cache, not yet taken into t: wait_probe_read_threads()); 0 none.
+	 */
+	__u64 t_in;
 };
 
 struct wait_proc_entry {

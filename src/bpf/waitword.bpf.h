@@ -93,24 +93,26 @@ static __always_inline bool task_traced(struct task_struct *t, __u32 tid, bool d
  * next's thread id is a bpf_probe_read_kernel() away (next is an untyped argument of
  * the raw tracepoint): about 100 ns at every switch of the machine here, most of what
  * an untraced switch cost. So the tasks seen are kept in a direct-mapped cache by task
- * address, one 64-bit word a slot, read and written whole (two CPUs filling one slot
- * cannot leave one task's address with another's id): valid bit, traced bit, the
- * thread id (22 bits: pid_max is at most 2^22), and address bits 20-55 (the slot is
- * bits 6-19, xor bits 20-33: task_structs are cache-line aligned, and kernel addresses
- * have bits 56-63 set, or the task is not cached). A slot is emptied at its task's
- * last switch (TASK_DEAD), before the address can be another task's.
+ * address (struct wait_tcslot, wait.h), a 64-bit word a slot read and written whole (two
+ * CPUs filling one slot cannot leave one task's address with another's id): valid bit,
+ * traced bit, the thread id (22 bits: pid_max is at most 2^22), and address bits 20-55
+ * (the slot is bits 6-19, xor bits 20-33: task_structs are cache-line aligned, and
+ * kernel addresses have bits 56-63 set, or the task is not cached). A slot is emptied at
+ * its task's last switch (TASK_DEAD), before the address can be another task's.
+ *
+ * The slot's second word is wait's: the clock at a traced task's switch-in, while it
+ * runs (0 otherwise). The switch-in of a cached task is then one store, and its
+ * switch-out, which looks its thread up anyway, closes the wait that ended there
+ * (switch_ends_read_slots()). A slot holding a running traced task is not given to
+ * another task until that one leaves the CPU.
  */
 #define TASKCACHE_BITS 14
-#define TC_VALID       (1ull << 63)
-#define TC_TRACED      (1ull << 62)
-#define TC_TID_SHIFT   36
-#define TC_TAG_MASK    ((1ull << 36) - 1)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1 << TASKCACHE_BITS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct wait_tcslot);
 } taskcache SEC(".maps");
 
 /* The slot of task address a, and its tag; false when a is not cacheable. */
@@ -123,42 +125,85 @@ static __always_inline bool taskcache_slot(__u64 a, __u32 *idx, __u64 *tag)
 	return true;
 }
 
-/* Whether next is traced, and its thread id: from the cache, or read and cached. */
-static __always_inline bool next_traced(struct task_struct *next, __u32 *tid)
+/* Whether slot word w is the task of tag tag. */
+static __always_inline bool taskcache_hit(__u64 w, __u64 tag)
 {
-	__u64 tag = 0, w, *slot = NULL;
+	return (w & TC_VALID) && (w & TC_TAG_MASK) == tag;
+}
+
+/*
+ * Fills slot with a task just looked up, unless it holds a traced task that is on CPU
+ * now (its switch-in noted there: the switch-out needs it).
+ */
+static __always_inline void taskcache_fill(struct wait_tcslot *slot, __u64 tag, __u32 tid,
+					   bool traced)
+{
+	__u64 w = *(volatile __u64 *)&slot->word;
+
+	if (tid >= (1u << 22))
+		return;
+	if ((w & TC_VALID) && (w & TC_TRACED) && *(volatile __u64 *)&slot->t_in &&
+	    !taskcache_hit(w, tag))
+		return;
+	*(volatile __u64 *)&slot->t_in = 0;
+	*(volatile __u64 *)&slot->word = TC_VALID | (traced ? TC_TRACED : 0) |
+					 (__u64)tid << TC_TID_SHIFT | tag;
+}
+
+/*
+ * Whether next is traced, and its thread id: from the cache, or read and cached. *hit:
+ * next's slot when next is cached and traced (the caller may note its switch-in there).
+ */
+static __always_inline bool next_traced_slot(struct task_struct *next, __u32 *tid,
+					     struct wait_tcslot **hit)
+{
+	struct wait_tcslot *slot = NULL;
+	__u64 tag = 0, w;
 	__u32 idx = 0;
 	bool traced;
 
+	*hit = NULL;
 	if (taskcache_slot((__u64)next, &idx, &tag)) {
 		slot = bpf_map_lookup_elem(&taskcache, &idx);
 		if (slot) {
-			w = *(volatile __u64 *)slot;
-			if ((w & TC_VALID) && (w & TC_TAG_MASK) == tag) {
+			w = *(volatile __u64 *)&slot->word;
+			if (taskcache_hit(w, tag)) {
 				*tid = (w >> TC_TID_SHIFT) & ((1u << 22) - 1);
+				if (w & TC_TRACED)
+					*hit = slot;
 				return w & TC_TRACED;
 			}
 		}
 	}
 	*tid = BPF_CORE_READ(next, pid);
 	traced = task_traced(next, *tid, false);
-	if (slot && *tid < (1u << 22))
-		*(volatile __u64 *)slot = TC_VALID | (traced ? TC_TRACED : 0) |
-					  (__u64)*tid << TC_TID_SHIFT | tag;
+	if (slot)
+		taskcache_fill(slot, tag, *tid, traced);
 	return traced;
+}
+
+/* Whether next is traced, and its thread id: from the cache, or read and cached. */
+static __always_inline bool next_traced(struct task_struct *next, __u32 *tid)
+{
+	struct wait_tcslot *hit;
+
+	return next_traced_slot(next, tid, &hit);
 }
 
 /* Task address a leaves the CPU for the last time: the address may be reused. */
 static __always_inline void taskcache_forget(__u64 a)
 {
-	__u64 tag, *slot;
+	struct wait_tcslot *slot;
+	__u64 tag;
 	__u32 idx;
 
 	if (!taskcache_slot(a, &idx, &tag))
 		return;
 	slot = bpf_map_lookup_elem(&taskcache, &idx);
-	if (slot && (*(volatile __u64 *)slot & (TC_VALID | TC_TAG_MASK)) == (TC_VALID | tag))
-		*(volatile __u64 *)slot = 0;
+	if (slot && taskcache_hit(*(volatile __u64 *)&slot->word, tag)) {
+		*(volatile __u64 *)&slot->word = 0;
+		*(volatile __u64 *)&slot->t_in = 0;
+	}
 }
 
 /*
@@ -203,6 +248,52 @@ static __always_inline void switch_ends_read(struct switch_ends *s, struct task_
 	s->nt = next_traced(next, &s->ntid);
 	if (s->dead)
 		taskcache_forget((__u64)prev);
+}
+
+/*
+ * switch_ends_read() for a program that keeps a traced task's switch-in in its cache
+ * slot (wait): prev's traced bit from its own slot when it is cached (the word the
+ * thread-id bits would be read for), and with it the clock of its switch-in, taken
+ * (*t_in, 0 when none was noted: the slot was not prev's at its switch-in, or was given
+ * to another task); *next_slot: next's slot where its switch-in can be noted (cached and
+ * traced), NULL when it must be handled in full.
+ */
+static __always_inline void switch_ends_read_slots(struct switch_ends *s, struct task_struct *prev,
+						   struct task_struct *next,
+						   unsigned int prev_state, __u64 *t_in,
+						   struct wait_tcslot **next_slot)
+{
+	struct task_struct *cur = bpf_get_current_task_btf(); /* prev */
+	struct wait_tcslot *slot = NULL;
+	__u64 tag = 0, w = 0;
+	__u32 idx = 0;
+
+	s->ptid = cur->pid;
+	s->id = (__u64)cur->tgid << 32 | s->ptid;
+	s->dead = prev_state & TASK_DEAD_BIT;
+	*t_in = 0;
+	if (taskcache_slot((__u64)prev, &idx, &tag))
+		slot = bpf_map_lookup_elem(&taskcache, &idx);
+	if (slot)
+		w = *(volatile __u64 *)&slot->word;
+	if (slot && taskcache_hit(w, tag)) {
+		s->pt = w & TC_TRACED;
+		if (s->pt) {
+			*t_in = *(volatile __u64 *)&slot->t_in;
+			if (*t_in)
+				*(volatile __u64 *)&slot->t_in = 0;
+		}
+		/* the thread-id bits are cleared at a task's last switch */
+		if (s->dead)
+			task_traced(prev, s->ptid, true);
+	} else {
+		s->pt = task_traced(prev, s->ptid, s->dead);
+		if (slot && !s->dead)
+			taskcache_fill(slot, tag, s->ptid, s->pt);
+	}
+	if (s->dead)
+		taskcache_forget((__u64)prev);
+	s->nt = next_traced_slot(next, &s->ntid, next_slot);
 }
 
 /*

@@ -319,7 +319,8 @@ static bool threads_settled(struct wait_thread_entry *a, int na, struct wait_thr
 	qsort(a, na, sizeof(*a), cmp_tid);
 	qsort(b, nb, sizeof(*b), cmp_tid);
 	for (int i = 0; i < na; i++)
-		if (a[i].tid != b[i].tid || a[i].t.since != b[i].t.since)
+		if (a[i].tid != b[i].tid || a[i].t.since != b[i].t.since ||
+		    a[i].t_in != b[i].t_in)
 			return false;
 	return true;
 }
@@ -367,7 +368,7 @@ static int snap_take(struct wait_cmd *c, struct snap *s)
 		snap_free(s);
 		return error("out of memory reading the wait figures");
 	}
-	struct wait_entry *e = realloc(s->e, (s->n + nth + 1) * sizeof(*e));
+	struct wait_entry *e = realloc(s->e, (s->n + 2 * nth + 1) * sizeof(*e));
 	if (!e) {
 		free(th);
 		free(pr);
@@ -378,10 +379,22 @@ static int snap_take(struct wait_cmd *c, struct snap *s)
 	for (int i = 0; i < nth; i++) {
 		const struct wait_thread *t = &th[i].t;
 		struct wait_entry *x = &s->e[s->n];
-		uint64_t ns = s->now > t->since ? s->now - t->since : 0;
+		uint64_t since = th[i].t_in ? th[i].t_in : t->since;
+		uint64_t ns = s->now > since ? s->now - since : 0;
+		if (th[i].t_in) {
+			/* switched in since its entry's stretch began: that wait ended there */
+			memset(x, 0, sizeof(*x));
+			x->k = (struct wait_key){ .stmt = t->stmt_off, .tgid = t->tgid,
+						  .kind = t->kind, .event = t->event,
+						  .stack = t->stack, .ustack = t->ustack };
+			x->v.ns = x->v.max_ns = th[i].t_in - t->since;
+			x->v.count = 1;
+			s->n++;
+			x = &s->e[s->n];
+		}
 		memset(x, 0, sizeof(*x));
 		x->k.tgid = t->tgid;
-		if (t->oncpu) {
+		if (t->oncpu || th[i].t_in) {
 			x->k.stmt = t->stmt;
 			x->k.kind = WAIT_KIND_CPU;
 		} else {
