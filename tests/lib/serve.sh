@@ -31,24 +31,19 @@ serve_kill() {
 }
 
 serve_start() {
-	local out=$1 i
+	local out=$1
 	shift
 	"$DBTAP" serve --listen 127.0.0.1:0 "$@" >"$out.out" 2>"$out" </dev/null &
 	SERVE_PID=$!
 	SERVE_ALL="$SERVE_ALL $SERVE_PID"
-	for i in $(seq 1 200); do
-		SERVE_ADDR=$(sed -n 's|^serving http://\(.*\)/metrics.*|\1|p' "$out")
-		[ -n "$SERVE_ADDR" ] && return 0
-		if ! kill -0 "$SERVE_PID" 2>/dev/null; then
-			wait "$SERVE_PID"
-			echo "dbtap serve exited with $? before serving:"
-			cat "$out"
-			SERVE_PID=
-			return 1
-		fi
-		sleep 0.05
-	done
-	echo "dbtap serve did not serve within 10 s:"
+	wait_for_start "$SERVE_PID" "$out" '^serving http://.*/metrics'
+	case $? in
+	0)	SERVE_ADDR=$(sed -n 's|^serving http://\(.*\)/metrics.*|\1|p' "$out")
+		return 0 ;;
+	1)	echo "dbtap serve exited with $START_STATUS before serving:"
+		SERVE_PID= ;;
+	*)	echo "dbtap serve did not serve within 60 s:" ;;
+	esac
 	cat "$out"
 	return 1
 }

@@ -23,11 +23,7 @@ stat_start() {
 	"$DBTAP" -j stat "$@" >"$out" 2>"$out.err" &
 	stat_pid=$!
 	test_atexit "kill $stat_pid"
-	for i in $(seq 1 1200); do
-		grep -q '^counting' "$out.err" && return 0
-		kill -0 $stat_pid 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_for_start $stat_pid "$out.err" '^counting' && return 0
 	echo "dbtap stat did not start:"
 	cat "$out.err"
 	return 1

@@ -349,6 +349,26 @@ wait_for_line() {
 	return 1
 }
 
+# wait_for_start PID FILE RE [SECS]: waits (SECS, default 60) until FILE has a line
+# matching RE (grep -e) while PID, a background job of this shell, runs: a tool's
+# "attached" line. 0 once FILE has it; 1 when PID exited first (its exit status in
+# START_STATUS); 2 when SECS passed. Says nothing: the caller knows what to tell.
+wait_for_start() {
+	local i
+	for i in $(seq 1 $((${4:-60} * 20))); do
+		grep -q -e "$3" "$2" 2>/dev/null && return 0
+		if ! kill -0 "$1" 2>/dev/null; then
+			# the line may have come with the exit
+			grep -q -e "$3" "$2" 2>/dev/null && return 0
+			wait "$1"
+			START_STATUS=$?
+			return 1
+		fi
+		sleep 0.05
+	done
+	return 2
+}
+
 # bp_slots_free: how many hardware breakpoint slots this process can take now (0-4,
 # build/workloads/bpslots). Other tracers on the machine hold some at times: tests
 # compare with a baseline taken at their start (bp_slots_back), never with 4.

@@ -21,25 +21,18 @@ trace_kill() {
 }
 
 trace_start() {
-	local out=$1 i
+	local out=$1
 	shift
 	# Not the dbtap function: $! must be dbtap itself, which the signals go to.
 	"$DBTAP" "$@" >"$out" 2>"$out.err" </dev/null &
 	TRACE_PID=$!
-	for i in $(seq 1 1200); do
-		if grep -q -e '^tracing ' "$out.err"; then
-			return 0
-		fi
-		if ! kill -0 "$TRACE_PID" 2>/dev/null; then
-			wait "$TRACE_PID"
-			echo "dbtap $1 exited with $? before attaching:"
-			cat "$out.err"
-			TRACE_PID=
-			return 1
-		fi
-		sleep 0.05
-	done
-	echo "dbtap $1 did not attach within 60 s:"
+	wait_for_start "$TRACE_PID" "$out.err" '^tracing '
+	case $? in
+	0)	return 0 ;;
+	1)	echo "dbtap $1 exited with $START_STATUS before attaching:"
+		TRACE_PID= ;;
+	*)	echo "dbtap $1 did not attach within 60 s:" ;;
+	esac
 	cat "$out.err"
 	return 1
 }

@@ -20,7 +20,7 @@ watch_kill() {
 }
 
 watch_start() {
-	local out=$1 i try
+	local out=$1 try
 	shift
 	watch_kill
 	# Other tests on this machine may hold every breakpoint slot for a moment: what
@@ -29,25 +29,17 @@ watch_start() {
 		# "$DBTAP" itself, not the dbtap function: $! must be dbtap's pid for signals.
 		"$DBTAP" watch "$@" >"$out" 2>"$out.err" </dev/null &
 		WATCH_PID=$!
-		for i in $(seq 1 1200); do
-			if grep -q -e '^watching ' -e '^polling ' "$out.err"; then
-				return 0
+		wait_for_start "$WATCH_PID" "$out.err" '^\(watching\|polling\) '
+		case $? in
+		0)	return 0 ;;
+		1)	WATCH_PID=
+			if grep -q "no free hardware breakpoint slot" "$out.err"; then
+				sleep 0.5
+				continue
 			fi
-			if ! kill -0 "$WATCH_PID" 2>/dev/null; then
-				wait "$WATCH_PID"
-				local rc=$?
-				WATCH_PID=
-				if grep -q "no free hardware breakpoint slot" "$out.err"; then
-					sleep 0.5
-					continue 2
-				fi
-				echo "dbtap watch exited with $rc before attaching:"
-				cat "$out.err"
-				return 1
-			fi
-			sleep 0.05
-		done
-		echo "dbtap watch did not attach within 60 s:"
+			echo "dbtap watch exited with $START_STATUS before attaching:" ;;
+		*)	echo "dbtap watch did not attach within 60 s:" ;;
+		esac
 		cat "$out.err"
 		return 1
 	done
