@@ -16,6 +16,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 nctr = 0;  /* counters per CPU in `counters` */
 const volatile __u32 ncpus = 1; /* `counters` index: counter * ncpus + cpu */
+/*
+ * Counter slots that are the clock (task-clock, cpu-clock), a bit each: a per-CPU clock
+ * event counts the time its CPU runs, so a segment's share of it is the time from its
+ * start to its end, read here with bpf_ktime_get_ns() instead of a perf event read
+ * (100-250 ns cold, at every switch-in and switch-out). No perf event is opened for them.
+ */
+const volatile __u32 clock_slots = 0;
 
 /*
  * Per-CPU counters, one per event and CPU (perf's --bpf-counters layout): they count
@@ -105,14 +112,26 @@ static __always_inline struct stat_drops *drops_get(void)
 	return bpf_map_lookup_elem(&drops, &zero);
 }
 
+/* Counter i on CPU cpu into v, now the clock's reading (clock_slots). 0 or an error. */
+static __always_inline long ctr_read(__u32 i, __u32 cpu, __u64 now, struct bpf_perf_event_value *v)
+{
+	if (clock_slots & (1u << i)) {
+		v->counter = v->enabled = v->running = now;
+		return 0;
+	}
+	return bpf_perf_event_read_value(&counters, i * ncpus + cpu, v, sizeof(*v));
+}
+
 /* Starts a segment: the counters' values as the thread gets (or has) the CPU. */
 static __always_inline void seg_open(struct stat_run *r, __u32 cpu)
 {
+	__u64 now = clock_slots ? bpf_ktime_get_ns() : 0;
+
 	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
 		struct bpf_perf_event_value v = {};
 		if (i >= nctr)
 			break;
-		if (bpf_perf_event_read_value(&counters, i * ncpus + cpu, &v, sizeof(v))) {
+		if (ctr_read(i, cpu, now, &v)) {
 			struct stat_drops *d = drops_get();
 			if (d)
 				d->read_err++;
@@ -133,13 +152,15 @@ static __always_inline void seg_open(struct stat_run *r, __u32 cpu)
 static __always_inline void seg_delta(struct stat_run *r, __u32 cpu, __u64 *d, __u32 *unscaled,
 				      bool rebase)
 {
+	__u64 now = clock_slots ? bpf_ktime_get_ns() : 0;
+
 	for (__u32 i = 0; i < STAT_MAX_EVENTS; i++) {
 		struct bpf_perf_event_value v = {};
 		__u64 x, de, dr;
 		d[i] = 0;
 		if (i >= nctr)
 			break;
-		if (bpf_perf_event_read_value(&counters, i * ncpus + cpu, &v, sizeof(v))) {
+		if (ctr_read(i, cpu, now, &v)) {
 			struct stat_drops *dd = drops_get();
 			if (dd)
 				dd->read_err++;
@@ -464,9 +485,11 @@ static __always_inline int be_row_read(struct stat_run *r, __u32 tgid, struct be
 
 /*
  * The key of the statement text in the row (st_activity_raw, at src when the row's read
- * gave it), kept once per key.
+ * gave it), its text kept once per key. The thread's last keys are remembered as having
+ * their text: a backend runs few statement shapes over and over, and the lookup of one
+ * already in `texts` costs 200-250 ns cold.
  */
-static __always_inline __u64 be_text_key(__u64 be, __u64 src)
+static __always_inline __u64 be_text_key(struct stat_run *r, __u64 src)
 {
 	struct scratch *s = scratch_get();
 	__u64 key;
@@ -474,12 +497,18 @@ static __always_inline __u64 be_text_key(__u64 be, __u64 src)
 	if (!s)
 		return 0;
 	if (!src)
-		src = bestatus_text_addr(be);
+		src = bestatus_text_addr(r->be);
 	if (!src || bpf_probe_read_user_str(s->text, sizeof(s->text), (void *)src) < 0)
 		s->text[0] = '\0';
 	key = stat_text_hash_wide(s->text);
-	if (!bpf_map_lookup_elem(&texts, &key))
-		bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST);
+	for (__u32 i = 0; i < STAT_KNOWN; i++)
+		if (r->known[i] == key)
+			return key;
+	if (!bpf_map_lookup_elem(&texts, &key) &&
+	    bpf_map_update_elem(&texts, &key, s->text, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&texts, &key))
+		return key; /* the map is full: not known, looked up again next time */
+	r->known[r->known_next++ & (STAT_KNOWN - 1)] = key;
 	return key;
 }
 
@@ -580,7 +609,7 @@ static __always_inline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, 
 			if (dr)
 				dr->unseparated++;
 		}
-		r->key = be_text_key(r->be, text);
+		r->key = be_text_key(r, text);
 		r->stmt_ts = ts;
 		r->active = 1;
 	}
@@ -694,12 +723,17 @@ int be_look(void *ctx)
 	return 0;
 }
 
+/* What stat_switch_out() did: a look to take, the next thread's segment opened. */
+enum { SW_LOOK = 1, SW_NEXT_OPEN = 2 };
+
 /*
  * Thread tid (the current task) leaves CPU cpu; its last switch when dead; asleep when
- * it goes to wait (not preempted). Closes its stretch; 1 when the row must be looked
- * at (be_look), with the look's arguments set.
+ * it goes to wait (not preempted); next: the traced thread that takes the CPU, 0 none
+ * (0 is the idle task's). Closes its stretch, and opens next's segment from the same
+ * reading of the counters (the same instant): SW_* bits, SW_LOOK with the look's
+ * arguments set.
  */
-__noinline int stat_switch_out(__u32 tid, __u32 cpu, __u32 dead, __u32 asleep)
+__noinline int stat_switch_out(__u32 tid, __u32 cpu, __u32 dead, __u32 asleep, __u32 next)
 {
 	struct stat_run *r = bpf_map_lookup_elem(&runs, &tid);
 	struct stat_run *c = cpuseg_get();
@@ -725,13 +759,16 @@ __noinline int stat_switch_out(__u32 tid, __u32 cpu, __u32 dead, __u32 asleep)
 		}
 		r->cpu = cpu;
 	}
-	be_stretch(r, tid, cpu, false);
+	be_stretch(r, tid, cpu, next != 0);
 	r->stretch_migr = r->cpu != cpu;
 	r->cpu = cpu;
 	sc->look.recv = 0;
 	sc->look.based = based;
 	sc->look.asleep = asleep;
-	return 1;
+	if (!next)
+		return SW_LOOK;
+	c->key = next;
+	return SW_LOOK | SW_NEXT_OPEN;
 }
 
 /* Thread tid takes CPU cpu: a segment opens, whatever it is about to run. */
@@ -789,18 +826,18 @@ int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_s
 {
 	struct switch_ends s;
 	__u32 cpu;
-	int look = 0;
+	int how = 0;
 
 	switch_ends_read(&s, prev, next, prev_state);
 	if (!s.pt && !s.nt)
 		return 0;
 	cpu = bpf_get_smp_processor_id();
 	if (s.pt)
-		look = stat_switch_out(s.ptid, cpu, s.dead,
-				       !preempt && (prev_state & TASK_REPORT_SLEEP));
-	if (s.nt)
+		how = stat_switch_out(s.ptid, cpu, s.dead,
+				      !preempt && (prev_state & TASK_REPORT_SLEEP), s.nt ? s.ntid : 0);
+	if (s.nt && !(how & SW_NEXT_OPEN))
 		stat_switch_in(s.ntid, cpu);
-	if (look)
+	if (how & SW_LOOK)
 		bpf_tail_call(ctx, &looks, 0); /* filled before attach: cannot miss */
 	return 0;
 }

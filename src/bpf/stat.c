@@ -34,6 +34,7 @@ struct stat_probe {
 	int *fig;       /* per event: figure index, -1 when not measured */
 	int *fds;       /* [slot * ncpus + cpu], -1 when not open */
 	int nctr;
+	__u32 clock_slots; /* counter slots the program times itself (clock events) */
 	bool be; /* statements from PgBackendStatus at switches, no probe */
 };
 
@@ -102,8 +103,13 @@ static int check_probes(const char *binary, const char *provider, const char *co
 	return 0;
 }
 
-/* One counter per CPU for event ev into slot; 0, or the errno of the first CPU. */
-static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, int slot)
+/*
+ * One counter per CPU for event ev into slot; 0, or the errno of the first CPU. check:
+ * only whether it opens (on one CPU, closed again): a clock the program reads itself,
+ * whose refusal still says what the user lacks.
+ */
+static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, int slot,
+		       bool check)
 {
 	int opened = 0, first_err = 0;
 
@@ -119,6 +125,10 @@ static int open_percpu(struct stat_probe *p, const struct perf_event_desc *ev, i
 			if (errno != ENODEV && !first_err)
 				first_err = errno;
 			continue;
+		}
+		if (check) {
+			close(fd);
+			return 0;
 		}
 		p->fds[slot * p->ncpus + c] = fd;
 		opened++;
@@ -183,13 +193,20 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 			continue;
 		}
 		p->nctr++;
-		err = open_percpu(p, &evs[e], p->nctr - 1);
+		/* the time a segment spans: the program reads the clock itself */
+		bool clock = a->type == PERF_TYPE_SOFTWARE &&
+			     (a->config == PERF_COUNT_SW_TASK_CLOCK ||
+			      a->config == PERF_COUNT_SW_CPU_CLOCK) &&
+			     !a->exclude_user && !a->exclude_kernel;
+		err = open_percpu(p, &evs[e], p->nctr - 1, clock);
 		if (err) {
 			p->nctr--;
 			p->err[e] = err;
 			continue;
 		}
 		p->fig[e] = p->nctr - 1;
+		if (clock)
+			p->clock_slots |= 1u << (p->nctr - 1);
 	}
 	for (int e = 0; e < nev; e++) {
 		if (p->err[e] == EACCES || p->err[e] == EPERM) {
@@ -213,6 +230,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 	TARGET_FILTER_RODATA(p->skel, t);
 	p->skel->rodata->nctr = p->nctr;
 	p->skel->rodata->ncpus = p->ncpus;
+	p->skel->rodata->clock_slots = p->clock_slots;
 	bpf_map__set_max_entries(p->skel->maps.counters,
 				 (p->nctr ? p->nctr : 1) * p->ncpus);
 	struct attach_progs progs = { .multi = p->skel->progs.stat_multi,

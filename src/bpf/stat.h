@@ -8,6 +8,7 @@
 
 #define STAT_MAX_EVENTS 8   /* counters read per statement */
 #define STAT_TEXT_MAX   512 /* statements are told apart by their first bytes */
+#define STAT_KNOWN      8   /* statement keys a thread remembers having a text (a power of 2) */
 /* histogram buckets on the PgBackendStatus path, preallocated (stat.c says why) */
 #define STAT_HISTS_PREALLOC 65536
 
@@ -53,6 +54,9 @@ struct stat_run {
 	__s64 done_ts;                  /* that of the last one counted (or not to be counted) */
 	__u32 stretch_migr;             /* the stretch in progress began on another CPU */
 	__u32 fresh;                    /* switched in from between statements, no read since */
+	__u64 known[STAT_KNOWN];        /* keys whose text this thread saw in `texts` */
+	__u32 known_next;               /* the slot the next one takes */
+	__u32 pad;
 };
 
 /* What is aggregated per statement. */
