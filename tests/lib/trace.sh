@@ -55,19 +55,12 @@ trace_wait() {
 }
 
 funcloop_start() {
-	local out=$1 i
+	local out=$1
 	shift
 	"$WORKLOADS/funcloop" "$@" >"$out" &
 	LOOP_PID=$!
-	for i in $(seq 1 100); do
-		if [ -s "$out" ]; then
-			LOOP_SEMA=$(awk '/^pid/ { print $4 }' "$out")
-			return 0
-		fi
-		sleep 0.02
-	done
-	echo "funcloop did not start"
-	return 1
+	wait_for_line "$out" '^pid ' &&
+	LOOP_SEMA=$(awk '/^pid/ { print $4 }' "$out")
 }
 
 funcloop_wait() {
