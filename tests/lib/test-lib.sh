@@ -339,25 +339,22 @@ test_grep() {
 # wait_for_line FILE RE [SECS]: waits (SECS, default 30: the machine may be loaded)
 # until FILE has a line matching RE (grep -e); shows the file when none came.
 wait_for_line() {
-	local i
-	for i in $(seq 1 $((${3:-30} * 20))); do
-		grep -q -e "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
+	wait_for_start "" "$1" "$2" "${3:-30}" && return 0
 	echo "wait_for_line: '$2' never appeared in $1 within ${3:-30} s:"
 	cat "$1"
 	return 1
 }
 
 # wait_for_start PID FILE RE [SECS]: waits (SECS, default 60) until FILE has a line
-# matching RE (grep -e) while PID, a background job of this shell, runs: a tool's
-# "attached" line. 0 once FILE has it; 1 when PID exited first (its exit status in
-# START_STATUS); 2 when SECS passed. Says nothing: the caller knows what to tell.
+# matching RE (grep -e) while PID, a background job of this shell, runs (none: "" for
+# PID): a tool's "attached" line. 0 once FILE has it; 1 when PID exited first (its
+# exit status in START_STATUS); 2 when SECS passed. Says nothing: the caller knows
+# what to tell.
 wait_for_start() {
 	local i
 	for i in $(seq 1 $((${4:-60} * 20))); do
 		grep -q -e "$3" "$2" 2>/dev/null && return 0
-		if ! kill -0 "$1" 2>/dev/null; then
+		if [ -n "$1" ] && ! kill -0 "$1" 2>/dev/null; then
 			# the line may have come with the exit
 			grep -q -e "$3" "$2" 2>/dev/null && return 0
 			wait "$1"
