@@ -148,35 +148,32 @@ def read(path):
         return f.read()
 
 
-def task_cpu_ns(pid):
-    """ns on the CPU of every thread of pid (schedstat's first field), None if gone."""
-    total = 0
+def thread_sum(pid, name, value):
+    """value(text) of /proc/pid/task/*/name summed over pid's threads; None if pid is gone
+    (a thread that exits meanwhile counts nothing)."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
+    total = 0
     for t in tids:
         try:
-            total += int(read(f"/proc/{pid}/task/{t}/schedstat").split()[0])
+            total += value(read(f"/proc/{pid}/task/{t}/{name}"))
         except (OSError, ValueError, IndexError):
-            pass  # a thread that just exited
+            pass
     return total
 
 
+def task_cpu_ns(pid):
+    """ns on the CPU of every thread of pid (schedstat's first field), None if gone."""
+    return thread_sum(pid, "schedstat", lambda text: int(text.split()[0]))
+
+
 def task_switches(pid):
-    n = 0
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return 0
-    for t in tids:
-        try:
-            for line in read(f"/proc/{pid}/task/{t}/status").splitlines():
-                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                    n += int(line.split()[1])
-        except OSError:
-            pass
-    return n
+    """Context switches of every thread of pid, voluntary or not; 0 if gone."""
+    return thread_sum(pid, "status", lambda text: sum(
+        int(line.split()[1]) for line in text.splitlines()
+        if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")))) or 0
 
 
 def cluster_pids(postmaster):
