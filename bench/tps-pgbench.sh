@@ -4,7 +4,8 @@
 #
 #	bench/tps-pgbench.sh [ROUNDS [SECS]]    default 3 rounds of 8 s per mode
 #
-# One throwaway cluster, pgbench -S -M prepared -c 4 -j 2 (select-only: the most
+# One throwaway cluster (from a private copy of the server binary: no other tracer's
+# probe traps in it), pgbench -S -M prepared -c 4 -j 2 (select-only: the most
 # transactions per second, so the probes' share of the work is the largest). Each
 # round runs pgbench untraced, under dbtap tps --by pid, and under bpftrace with
 # the same three USDT probes, per-thread start times, per-process counts and a
@@ -17,11 +18,7 @@
 ROUNDS=${1:-3}
 SECS=${2:-8}
 . "$(dirname "$0")/lib/bench.sh"
-standalone_init bench-tps "BPF, uprobes"
-
-pg_start bench "autovacuum = off" || exit 1
-pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
-cd "$TRASH" || exit 1
+bench_cluster bench-tps "BPF, uprobes"
 BIN=$(readlink "/proc/$PG_PID/exe")
 
 cat >tps.bt <<BT

@@ -4,7 +4,8 @@
 #
 #	bench/watch-pgbench.sh [ROUNDS [SECS]]    default 3 rounds of 8 s per mode
 #
-# One throwaway cluster, pgbench -c 4 (TPC-B-like: every transaction gets an XID).
+# One throwaway cluster (from a private copy of the server binary), pgbench -c 4
+# (TPC-B-like: every transaction gets an XID).
 # Each round runs pgbench untraced, under `watch xid` in trap mode and in poll mode,
 # in that order, so drift hits all three alike; prints median TPS and the backends'
 # CPU time per transaction (steadier than TPS on a shared machine), each with its
@@ -13,11 +14,7 @@
 ROUNDS=${1:-3}
 SECS=${2:-8}
 . "$(dirname "$0")/lib/bench.sh"
-standalone_init bench-watch "hardware breakpoints, BPF"
-
-pg_start bench "autovacuum = off" || exit 1
-pgbench -i -q -s 4 >"$TRASH/init.log" 2>&1 || { cat "$TRASH/init.log"; exit 1; }
-cd "$TRASH" || exit 1
+bench_cluster bench-watch "hardware breakpoints, BPF"
 
 # pgbench's transaction count and TPS, one per line.
 pgb() {
