@@ -1,4 +1,4 @@
-/* Where PostgreSQL keeps its XID and OID counters, per major version (or from DWARF). */
+/* Where PostgreSQL keeps what dbtap reads, per major version or from DWARF; its epoch. */
 #ifndef DBTAP_PG_LAYOUT_H
 #define DBTAP_PG_LAYOUT_H
 
