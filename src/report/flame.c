@@ -8,6 +8,7 @@
 
 #include "report/flame.h"
 #include "report/flame_js.h"
+#include "report/xml.h"
 #include "util/hashtab.h"
 
 struct node {
@@ -92,20 +93,6 @@ static int layout(struct tree *t, const struct stack_set *ss)
 	free(stack);
 	free(kids);
 	return 0;
-}
-
-static void xml_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fputc(*s, f);
-		}
-	}
 }
 
 /* A stable colour per name, in a hue range per kind (warm user code, orange kernel...). */

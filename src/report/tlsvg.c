@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/timeline.h"
+#include "report/xml.h"
 #include "util/hashtab.h"
 
 #define W        1200
@@ -14,21 +15,6 @@
 #define MARK_H   7
 #define TOP      60
 #define DETAIL_H 200
-
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
-		}
-	}
-}
 
 /* A JavaScript string literal that cannot end the script or the CDATA section. */
 static void js_string(FILE *f, const char *s)
@@ -104,7 +90,7 @@ static void legend(const struct tl_model *m, FILE *f, size_t nrows, int y)
 			"<text class=\"l\" x=\"%d\" y=\"%d\">", x, y - 9, col, x + 14, y);
 		char name[25];
 		snprintf(name, sizeof(name), "%s", top[k].name);
-		xml_text(f, name);
+		xml_escape(f, name);
 		fprintf(f, " (%llu)</text>\n", (unsigned long long)top[k].n);
 		x += 14 + 7 * (int)strlen(name) + 50;
 		if (x > W - 200)
@@ -132,16 +118,16 @@ int tl_write_svg(const struct tl_model *m, FILE *f, int top)
 	fprintf(f, "<style>text{font:12px monospace}rect.t:hover{stroke:#000}rect.m:hover{stroke:#000}"
 		".l{font-size:11px}</style>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#fafafa\"/>\n");
 	fprintf(f, "<text x=\"10\" y=\"20\" style=\"font-size:16px\">");
-	xml_text(f, m->title ? m->title : "timeline");
+	xml_escape(f, m->title ? m->title : "timeline");
 	fprintf(f, "</text>\n<text x=\"10\" y=\"38\">");
-	xml_text(f, m->subtitle ? m->subtitle : "");
+	xml_escape(f, m->subtitle ? m->subtitle : "");
 	fprintf(f, "</text>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_row *r = &m->rows[i];
 		int y = TOP + (int)i * ROW_H;
 		fprintf(f, "<g class=\"row\" data-tid=\"%u\" data-pid=\"%u\" data-samples=\"%zu\">\n"
 			"<text class=\"l\" x=\"10\" y=\"%d\">", r->tid, r->pid, r->nticks, y + 14);
-		xml_text(f, r->label);
+		xml_escape(f, r->label);
 		fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eee\"/>\n",
 			LABEL_W, y, PLOT_W, TICK_H);
 		/* waits under the ticks: a thread waits off CPU, where it has no ticks to hide */
@@ -153,11 +139,11 @@ int tl_write_svg(const struct tl_model *m, FILE *f, int top)
 			const char *name = mk->text ? mk->text : "wait";
 			bool lock = !strncmp(name, "Lock:", 5) || !strncmp(name, "LWLock:", 7);
 			fprintf(f, "<rect class=\"m\" data-kind=\"wait\" data-event=\"");
-			xml_text(f, name);
+			xml_escape(f, name);
 			fprintf(f, "\" data-t0=\"%.6f\" data-t1=\"%.6f\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
 				"height=\"%d\" fill=\"%s\"><title>wait ", mk->t0_s, mk->t1_s, LABEL_W + x0, y,
 				x1 - x0, TICK_H, lock ? "#f3b07a" : "#c8b6e2");
-			xml_text(f, name);
+			xml_escape(f, name);
 			fprintf(f, " %.3f-%.3f s (%.1f ms%s)</title></rect>\n", mk->t0_s, mk->t1_s,
 				(mk->t1_s - mk->t0_s) * 1000, (mk->flags & TL_WAITING) ? ", still waiting" : "");
 		}
@@ -186,7 +172,7 @@ int tl_write_svg(const struct tl_model *m, FILE *f, int top)
 				mk->kind == TL_STMT ? "statement" : (mk->flags & TL_ABORTED) ? "aborted transaction" :
 				"transaction", mk->t0_s, mk->t1_s, (mk->t1_s - mk->t0_s) * 1000, mk->text ? ": " : "");
 			if (mk->text)
-				xml_text(f, mk->text);
+				xml_escape(f, mk->text);
 			fprintf(f, "</title></rect>\n");
 		}
 		fprintf(f, "</g>\n");
