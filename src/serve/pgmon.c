@@ -1200,18 +1200,22 @@ static void *lat_side_thread(void *arg)
 /*
  * tps's and latency's objects share nothing until the first read: they load and attach
  * on two threads at once, so that two CPUs verify them and their uprobe registrations
- * wait for one grace period together, not one after the other. What latency says is
- * printed after tps's warning, as one thread would. latency is opened to read the
- * backends' titles from tps's map; when tps failed it is opened again keeping its own.
+ * wait for one grace period together, not one after the other; the XID and OID
+ * counters are found meanwhile too. What is said is printed in one thread's order:
+ * tps's, latency's (held on its thread), then the counters' (held here). latency is
+ * opened to read the backends' titles from tps's map; when tps failed it is opened
+ * again keeping its own.
  */
-static void open_tps_latency(struct pgmon *m, const struct pgmon_opts *o)
+static void open_tps_latency_watch(struct pgmon *m, const struct pgmon_opts *o)
 {
 	bool tps = o->collect & COLLECT_TPS, lat = o->collect & COLLECT_LATENCY;
+	bool watch = o->collect & COLLECT_WATCH, hold;
 	struct lat_side side = { .m = m, .ret = -1 };
 	bool beside = false;
+	char *held = NULL;
 	pthread_t th;
 
-	if (tps && lat) {
+	if (lat && (tps || watch)) {
 		bpf_loader_prepare();
 		beside = pthread_create(&th, NULL, lat_side_thread, &side) == 0;
 	}
@@ -1224,6 +1228,14 @@ static void open_tps_latency(struct pgmon *m, const struct pgmon_opts *o)
 		m->tps = tps_probe_open(&po);
 		if (!m->tps)
 			warning("cluster %s: transactions are not collected", m->label);
+	}
+	/* the counters' messages come after latency's: held, unless a caller holds them */
+	hold = beside && watch && error_stream() == stderr;
+	if (hold) {
+		error_capture_begin();
+		if (open_watch(m) < 0)
+			warning("cluster %s: XID and OID counters are not collected", m->label);
+		held = error_capture_end();
 	}
 	if (beside) {
 		pthread_join(th, NULL);
@@ -1245,6 +1257,13 @@ static void open_tps_latency(struct pgmon *m, const struct pgmon_opts *o)
 	}
 	if (lat && side.ret < 0)
 		warning("cluster %s: statement latency is not collected", m->label);
+	if (hold) {
+		if (held)
+			fputs(held, error_stream());
+		free(held);
+	} else if (watch && open_watch(m) < 0) {
+		warning("cluster %s: XID and OID counters are not collected", m->label);
+	}
 }
 
 struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
@@ -1274,9 +1293,7 @@ struct pgmon *pgmon_open(struct pg_cluster *c, const struct pgmon_opts *o)
 		m->keys[i].series = -2;
 	slothist_fill_table(m->slot_of, o->buckets->index, o->buckets->n);
 
-	open_tps_latency(m, o);
-	if ((o->collect & COLLECT_WATCH) && open_watch(m) < 0)
-		warning("cluster %s: XID and OID counters are not collected", m->label);
+	open_tps_latency_watch(m, o);
 	if ((o->collect & COLLECT_WAIT) && open_wait(m) < 0)
 		warning("cluster %s: wait events are not collected", m->label);
 	if (o->collect & COLLECT_STAT)
