@@ -271,18 +271,18 @@ static __always_inline void run_start(__u64 key)
  * bucket 0 from the calls the aggregate counted (stat.c), and the most common values
  * of three figures (context switches, migrations, page faults) cost no lookup.
  */
-static __always_inline void hist_add(__u64 key, __u32 fig, __u64 v)
+__noinline int hist_add(__u64 key, __u32 fig, __u64 v)
 {
 	struct stat_hkey hk = { .key = key, .fig = fig, .bucket = loglinear_index(v) };
 	__u64 one = 1, *c;
 
 	if (!v)
-		return;
+		return 0;
 	c = bpf_map_lookup_elem(&hists, &hk);
 
 	if (c) {
 		__sync_fetch_and_add(c, 1);
-		return;
+		return 1;
 	}
 	if (bpf_map_update_elem(&hists, &hk, &one, BPF_NOEXIST)) {
 		c = bpf_map_lookup_elem(&hists, &hk); /* another CPU created it meanwhile */
@@ -294,6 +294,7 @@ static __always_inline void hist_add(__u64 key, __u32 fig, __u64 v)
 				d->hist_full++;
 		}
 	}
+	return 1;
 }
 
 /* Adds the statement (or transaction) in r, of wall time wall ns, to key's aggregate. */
@@ -771,15 +772,19 @@ __noinline int stat_switch_out(__u32 tid, __u32 cpu, __u32 dead, __u32 asleep, _
 	return SW_LOOK | SW_NEXT_OPEN;
 }
 
-/* Thread tid takes CPU cpu: a segment opens, whatever it is about to run. */
-static __always_inline void stat_switch_in(__u32 tid, __u32 cpu)
+/*
+ * Thread tid takes CPU cpu: a segment opens, whatever it is about to run. Global:
+ * checked once, not once per way the dispatch before it went.
+ */
+__noinline int stat_switch_in(__u32 tid, __u32 cpu)
 {
 	struct stat_run *c = cpuseg_get();
 
 	if (!c)
-		return;
+		return 0;
 	c->key = tid;
 	seg_open(c, cpu);
+	return 0;
 }
 
 /*
