@@ -68,6 +68,7 @@ test_expect_success "$KILLS kills of every tracing command, most during teardown
 		-- "$KBIN" latency "uprobe:$BIN:PortalRun" "uretprobe:$BIN:PortalRun" $D \
 		-- "$KBIN" stat --per transaction -e task-clock $D \
 		-- "$KBIN" watch xid $D \
+		-- "$KBIN" profile --timeline $D \
 		>kills.log 2>&1 ||
 	{ cat kills.log; false; } &&
 	tail -n1 kills.log &&
