@@ -195,7 +195,7 @@ int end_uprobe(struct pt_regs *ctx)
 
 STMTHASH_DEFINE(lat_text_hash, LAT_TEXT_LEN)
 /* the same keys eight bytes a step: for the statements read in the scheduler's path */
-STMTHASH_DEFINE_WIDE(lat_text_hash_wide, LAT_TEXT_LEN)
+STMTHASH_DEFINE_FLAT(lat_text_hash_wide, LAT_TEXT_LEN)
 
 static __always_inline void count_dropped(__u32 pair)
 {
@@ -287,12 +287,50 @@ struct {
 } backends SEC(".maps");
 
 /*
- * Looks at the row of the current thread (id as bpf_get_current_pid_tgid() has it),
- * counting the statement that ended since the last look. A global function: checked
- * once, apart from the programs that call it.
+ * Where each look comes from (look_mode): a socket read, the thread's exit, a switch-out.
  */
-__noinline int be_look(__u64 id, __u64 at_exit)
+enum { LOOK_RECV, LOOK_EXIT, LOOK_SWITCH };
+
+/* The PgBackendStatus path also looks at socket reads (sock_recv_length, Linux 6.4+). */
+const volatile bool recv_looks = false;
+
+/*
+ * One bit per thread id (pid_max / 64 words, set before load): the thread's last look
+ * was at a switch-out that found its row between statements, so its next socket read
+ * is skipped. A backend waiting for its client looks at its switch-out, then reads the
+ * next statement: nothing can have ended between the two, since a statement begins
+ * only with a message read, and every message the backend had was read before it
+ * waited (its buffer was empty, or it would not have waited). Only a client that
+ * pipelines, whose next message was already in the buffer, can have a statement end
+ * in between (a switch-out while idle that was no wait for it: a blocked send), and
+ * that statement is still found by the next look unless another ends first
+ * (docs/latency.md: the latest of those is counted); a look that finds the row inside
+ * a statement clears the bit. Two looks a statement became one: a switch-out and a
+ * read. Atomic: the threads sharing a word run on other CPUs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} recvskip SEC(".maps");
+
+static __always_inline __u64 *recvskip_word(__u32 tid, __u64 *bit)
 {
+	__u32 idx = tid / 64;
+
+	*bit = 1ull << (tid % 64);
+	return bpf_map_lookup_elem(&recvskip, &idx);
+}
+
+/*
+ * Looks at the row of the current thread (id as bpf_get_current_pid_tgid() has it),
+ * counting the statement that ended since the last look; mode: LOOK_*. A global
+ * function: checked once, apart from the programs that call it.
+ */
+__noinline int be_look(__u64 id, __u64 mode)
+{
+	bool at_exit = mode == LOOK_EXIT;
 	__u32 tid = (__u32)id, pair = 0;
 	struct lat_key k = { .tid = tid, .pair = 0 };
 	struct bestatus_end end = {};
@@ -319,6 +357,15 @@ __noinline int be_look(__u64 id, __u64 at_exit)
 	if (!be)
 		return 0;
 	r = bestatus_stmt_end(be, e->tgid, at_exit, &e->t, &end);
+	if (recv_looks && r >= 0) {
+		__u64 bit, *w = recvskip_word(tid, &bit);
+		bool skip = mode == LOOK_SWITCH && !e->t.in_stmt;
+
+		if (w && skip && !(*w & bit))
+			__sync_fetch_and_or(w, bit);
+		else if (w && !skip && e->t.in_stmt && (*w & bit))
+			__sync_fetch_and_and(w, ~bit);
+	}
 	if (r != 1 || end.failed)
 		return 0;
 	d = end.end_us > end.start_us ? (__u64)(end.end_us - end.start_us) * 1000 : 0;
@@ -339,8 +386,8 @@ __noinline int be_look(__u64 id, __u64 at_exit)
  * tail-call into it: each program verifies the global functions it calls on its own,
  * so three programs calling be_look() made the verifier check it, its statement hash
  * and its maps three times (4,600-4,800 instructions each, two thirds of the load).
- * The tracepoint's program says in look_mode, on its CPU, whether the thread is
- * exiting; nothing runs between that and the tail call on the same CPU (the
+ * The tracepoint's program says in look_mode, on its CPU, where the look comes from
+ * (LOOK_*); nothing runs between that and the tail call on the same CPU (the
  * tracepoints run with preemption off and none of them fires in an interrupt).
  */
 struct {
@@ -361,13 +408,13 @@ struct {
  * Hands the look to stmt_look. The slot is empty only before user space fills it
  * (before attaching) and once dbtap let go of the map (after its last report).
  */
-static __always_inline void look_call(void *ctx, __u32 at_exit)
+static __always_inline void look_call(void *ctx, __u32 how)
 {
 	__u32 z = 0, *mode = bpf_map_lookup_elem(&look_mode, &z);
 
 	if (!mode)
 		return;
-	*mode = at_exit;
+	*mode = how;
 	bpf_tail_call(ctx, &look_prog, 0);
 }
 
@@ -382,7 +429,7 @@ int stmt_look(void *ctx)
 	if (!mode)
 		return 0;
 	be_look(id, *mode);
-	if (*mode)
+	if (*mode == LOOK_EXIT)
 		bpf_map_delete_elem(&backends, &tid);
 	return 0;
 }
@@ -403,11 +450,22 @@ int BPF_PROG(stmt_switch, bool preempt, struct task_struct *prev, struct task_st
 	if (dead) {
 		/* its exit looked already (stmt_exit), with the memory still there */
 		__u32 tid = (__u32)id;
+		__u64 bit, *w = recvskip_word(tid, &bit);
 
+		if (w && (*w & bit))
+			__sync_fetch_and_and(w, ~bit);
 		bpf_map_delete_elem(&backends, &tid);
 		return 0;
 	}
-	look_call(ctx, 0);
+	/*
+	 * Preempted (the kernel's involuntary switches), it runs again, and a statement
+	 * it ended is seen at its next wait or socket read; without the reads a preemption
+	 * may be the only look between two statements of a client that answers before the
+	 * backend waits.
+	 */
+	if (recv_looks && preempt)
+		return 0;
+	look_call(ctx, LOOK_SWITCH);
 	return 0;
 }
 
@@ -422,9 +480,17 @@ int BPF_PROG(stmt_recv, struct sock *sk, int ret, int flags)
 {
 	__u64 id;
 
+	__u64 bit, *w;
+
 	if (!recv_traced(ret, flags, &id))
 		return 0;
-	look_call(ctx, 0);
+	w = recvskip_word((__u32)id, &bit);
+	if (w && (*w & bit)) {
+		/* the switch-out before this read looked (recvskip) */
+		__sync_fetch_and_and(w, ~bit);
+		return 0;
+	}
+	look_call(ctx, LOOK_RECV);
 	return 0;
 }
 
@@ -442,7 +508,7 @@ int BPF_PROG(stmt_exit)
 
 	if (!bpf_map_lookup_elem(&backends, &tid))
 		return 0;
-	look_call(ctx, 1);
+	look_call(ctx, LOOK_EXIT);
 	return 0;
 }
 

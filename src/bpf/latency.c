@@ -105,6 +105,9 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 		lp->recv = tracepoint_named("sock_recv_length");
 		if (!lp->recv)
 			bpf_program__set_autoload(lp->skel->progs.stmt_recv, false);
+		else
+			bpf_map__set_max_entries(lp->skel->maps.recvskip, (proc_pid_max() + 63) / 64);
+		lp->skel->rodata->recv_looks = lp->recv;
 		attach_progs_prepare(&aborts);
 		/* the hash in the scheduler's path: eight bytes a step (stmthash.bpf.h) */
 		lp->skel->rodata->stmt_wide = !o->raw;
