@@ -1183,6 +1183,7 @@ static int open_wait(struct pgmon *m)
 /* The latency collector, opened on a thread of its own beside tps's (pgmon_open). */
 struct lat_side {
 	struct pgmon *m;
+	bool titles; /* no tps map to take the backends' titles from: keep them */
 	int ret;
 	char *msgs; /* what it said, held while it ran beside tps */
 };
@@ -1192,7 +1193,7 @@ static void *lat_side_thread(void *arg)
 	struct lat_side *l = arg;
 
 	error_capture_begin();
-	l->ret = open_latency(l->m, false);
+	l->ret = open_latency(l->m, l->titles);
 	l->msgs = error_capture_end();
 	return NULL;
 }
@@ -1210,7 +1211,7 @@ static void open_tps_latency_watch(struct pgmon *m, const struct pgmon_opts *o)
 {
 	bool tps = o->collect & COLLECT_TPS, lat = o->collect & COLLECT_LATENCY;
 	bool watch = o->collect & COLLECT_WATCH, hold;
-	struct lat_side side = { .m = m, .ret = -1 };
+	struct lat_side side = { .m = m, .titles = !tps, .ret = -1 };
 	bool beside = false;
 	char *held = NULL;
 	pthread_t th;
@@ -1239,8 +1240,8 @@ static void open_tps_latency_watch(struct pgmon *m, const struct pgmon_opts *o)
 	}
 	if (beside) {
 		pthread_join(th, NULL);
-		if (!m->tps && side.ret == 0) {
-			/* its messages are said again by the second open */
+		if (tps && !m->tps && side.ret == 0) {
+			/* opened for tps's titles, which failed: its messages are said again */
 			lat_probe_destroy(m->lat);
 			m->lat = NULL;
 			for (int i = 0; i < 3; i++)

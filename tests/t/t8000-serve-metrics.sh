@@ -460,6 +460,21 @@ assert not pick(\"dbtap_transactions_total\"), m
 	test_cmp want said
 '
 
+# latency on its thread beside the counters, no tps asked for: it keeps the titles itself.
+test_expect_success '--collect latency,watch: backends that exit at once keep their labels, latency loaded once' '
+	DBTAP_PHASES=1 serve_start lw.err --pg "$PGDATA" --collect latency,watch &&
+	pgbench -n -C -U alice -f one.sql -c 1 -t 20 db_a >lw.out 2>&1 &&
+	grep -q "actually processed: 20/20" lw.out &&
+	scrape lw.txt &&
+	metrics_py "
+a = dict(cluster=\"$cluster\", database=\"db_a\", user=\"alice\", backend_type=\"client backend\")
+assert get(\"dbtap_statement_duration_seconds_count\", **a) == 20, m
+assert (get(\"dbtap_xids_assigned_total\", cluster=\"$cluster\") or 0) > 0, m
+" <lw.txt &&
+	serve_stop &&
+	test "$(grep -c "\"phase\":\"load\"" lw.err)" = 1
+'
+
 # The attach runs in a child process; what it says on a thread that holds its messages
 # comes back with the links and is printed in its place, after tps's.
 test_expect_success 'latency refused at attach: its error, then the warning; tps still counts' '
