@@ -147,6 +147,12 @@ struct bestatus_end {
 	__s64 end_us;    /* state_change: when the backend reported itself between statements */
 	__u64 text;      /* st_activity_raw: its text, in the backend (0 unreadable) */
 	bool failed;     /* it ended in an error (see bestatus_stmt_failed()) */
+	/*
+	 * Set whenever the row was read whole, whatever bestatus_stmt_end() returns: the
+	 * row changed since the last look, and now says idle (between statements and
+	 * outside a transaction block: a transaction ended since that look).
+	 */
+	bool idle;
 };
 
 /*
@@ -200,6 +206,7 @@ static __always_inline int bestatus_stmt_end(__u64 be, __u32 tgid, bool exiting,
 	if (!bestatus_row_fits && bestatus_state_read(be, &st))
 		return -1;
 	t->seen_state_us = h.state_start_us;
+	out->idle = st == bestatus_st_idle;
 	t->in_stmt = !bestatus_between(st) && h.activity_start_us &&
 		     h.activity_start_us >= bestatus_since_us;
 	if (!bestatus_between(st) || !h.activity_start_us || h.activity_start_us == t->done_us)

@@ -366,6 +366,19 @@ __noinline int be_look(__u64 id, __u64 mode)
 		else if (w && !skip && e->t.in_stmt && (*w & bit))
 			__sync_fetch_and_and(w, ~bit);
 	}
+	/*
+	 * Transactions: a statement that ended with the row idle, outside a transaction
+	 * block, ended its transaction (an implicit one, or the block its COMMIT ends);
+	 * committed unless transaction__abort fired since the row was last idle (on_abort
+	 * counted it then: a ROLLBACK, a statement that failed, a block that failed
+	 * earlier). A row that changed to idle with no statement counted (one begun before
+	 * dbtap attached) ends the abort's reach too.
+	 */
+	if (end.idle) {
+		if (r == 1 && !end.failed && !e->aborted)
+			h->commits++;
+		e->aborted = 0;
+	}
 	if (r != 1 || end.failed)
 		return 0;
 	d = end.end_us > end.start_us ? (__u64)(end.end_us - end.start_us) * 1000 : 0;
@@ -513,20 +526,29 @@ int BPF_PROG(stmt_exit)
 }
 
 /*
- * transaction__abort with debug_query_string NULL: PostgreSQL's error recovery, the
- * statement in progress failed (query__done does not fire for it on the USDT path
- * either). A trap, but only where a transaction aborts.
+ * transaction__abort: every aborted transaction of a backend the looks follow is
+ * counted here (a trap, but only where a transaction aborts), and its end at the row's
+ * next idle look is not a commit. With debug_query_string NULL it is PostgreSQL's
+ * error recovery, the statement in progress failed (query__done does not fire for it
+ * on the USDT path either).
  */
 static __always_inline void on_abort(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pair = 0;
+	struct lat_hist *h;
 	struct lat_be *e;
 	__u64 be;
 
 	if (!filter_match())
 		return;
 	e = bpf_map_lookup_elem(&backends, &tid);
-	if (!e || bestatus_query_set())
+	if (!e)
+		return;
+	h = bpf_map_lookup_elem(&hists, &pair);
+	if (h)
+		h->aborts++;
+	e->aborted = 1;
+	if (bestatus_query_set())
 		return;
 	be = bestatus_row(&e->be);
 	if (be)

@@ -220,6 +220,8 @@ int lat_probe_read(struct lat_probe *lp, int pair, struct lat_hist *out)
 		out->untracked += h->untracked;
 		out->at_exit += h->at_exit;
 		out->looks += h->looks;
+		out->commits += h->commits;
+		out->aborts += h->aborts;
 		for (unsigned i = 0; i < LL_BUCKETS; i++)
 			out->ll[i] += h->ll[i];
 		for (unsigned i = 0; i < DISP_SLOTS; i++)

@@ -20,6 +20,8 @@ struct lat_hist {
 	__u64 untracked; /* PgBackendStatus path: switch-outs of threads the map had no room for */
 	__u64 at_exit;   /* PgBackendStatus path: statements whose end was seen as the backend exited */
 	__u64 looks;     /* PgBackendStatus path: switch-outs (and exits) of traced threads looked at */
+	__u64 commits;   /* PgBackendStatus path: transactions committed, from the looks */
+	__u64 aborts;    /* PgBackendStatus path: transactions aborted (transaction__abort) */
 	__u64 ll[LL_BUCKETS];
 	__u64 disp[DISP_SLOTS];
 };
@@ -42,7 +44,7 @@ struct lat_be {
 	__u64 be;                /* its row, once MyBEEntry was set */
 	struct bestatus_track t;
 	__u32 tgid;
-	__u32 pad;
+	__u32 aborted; /* transaction__abort fired since the row was last seen idle */
 };
 
 /* latency query: one statement key's finished statements, one per CPU. */

@@ -645,6 +645,8 @@ static void report(void *ctx, const struct frame_report *r)
 			d->untracked = c->cur->untracked - c->prev[i].untracked;
 			d->at_exit = c->cur->at_exit - c->prev[i].at_exit;
 			d->looks = c->cur->looks - c->prev[i].looks;
+			d->commits = c->cur->commits - c->prev[i].commits;
+			d->aborts = c->cur->aborts - c->prev[i].aborts;
 			for (unsigned b = 0; b < LL_BUCKETS; b++)
 				d->ll[b] = c->cur->ll[b] - c->prev[i].ll[b];
 			for (unsigned b = 0; b < DISP_SLOTS; b++)
@@ -672,6 +674,8 @@ static void report(void *ctx, const struct frame_report *r)
 				json_uint(&j, "backends_untracked", d->untracked);
 				json_uint(&j, "counted_at_exit", d->at_exit);
 				json_uint(&j, "switches_looked", d->looks);
+				json_uint(&j, "transactions", d->commits);
+				json_uint(&j, "transaction_aborts", d->aborts);
 			}
 			hist_json(&j, "hist", &c->spec, (const uint64_t *)d->disp, "us");
 			json_object_end(&j);

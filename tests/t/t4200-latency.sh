@@ -379,4 +379,35 @@ assert s[0][\"total_us\"] >= 3 * 50000, s
 "
 '
 
+test_expect_success "latency query from PgBackendStatus: transactions and aborts against pgbench's count and txid_current()" '
+	echo "select txid_current();" >w.sql &&
+	{ echo "begin;" && echo "select txid_current();" && echo "commit;" &&
+	  echo "begin;" && echo "select txid_current();" && echo "rollback;" &&
+	  echo "begin;" && echo "select 1/0;" && echo "commit;" &&
+	  echo "select 1/0;" &&
+	  echo "select 1 \\; select txid_current();"; } >x.sql &&
+	x0=$(pg_sql "select txid_current()") &&
+	both_start tx latency --pg="$PGDATA" -j query &&
+	pgbench -n -f w.sql -c 2 -t 100 >tx1.out 2>&1 &&
+	pgbench -n -C -f w.sql -c 2 -t 50 >tx2.out 2>&1 &&
+	psql -XAtq -f x.sql >x.out 2>x.err;
+	both_stop &&
+	x1=$(pg_sql "select txid_current()") &&
+	test "$(grep -c "division by zero" x.err)" = 2 &&
+	n1=$(sed -n "s/^number of transactions actually processed: \([0-9]*\)\/.*/\1/p" tx1.out) &&
+	n2=$(sed -n "s/^number of transactions actually processed: \([0-9]*\)\/.*/\1/p" tx2.out) &&
+	test "$n1" = 200 && test "$n2" = 100 &&
+	json_py "
+p = d[\"pairs\"][0]
+# pgbench: every transaction, long-lived connections and -C alike, none of their
+# start-up ones; psql: the committed block and the two statements of one message
+assert p[\"transactions\"] == $n1 + $n2 + 2, p
+# the rolled-back block, the block that failed (its COMMIT rolls back), the error
+assert p[\"transaction_aborts\"] == 3, p
+# every transaction but the rolled-back block wrote: one XID each, and x1 its own
+assert p[\"transactions\"] == $x1 - $x0 - 1 - 1, (p, $x0, $x1)
+" <tx.json &&
+	json_py "assert \"transactions\" not in d[\"pairs\"][0], d" <tx--usdt.json
+'
+
 test_done
