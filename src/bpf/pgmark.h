@@ -82,6 +82,12 @@ struct pgmark_thread {
 	__s64 xact_ts;  /* st_xact_start_timestamp of the transaction open, 0 none */
 	__u32 flags;    /* PGMARK_TH_* */
 	__u32 pad;
+	/*
+	 * The wait event pointer (my_wait_event_info) as read while the row said it was
+	 * this backend's (waitspan.bpf.c): fixed from InitProcess() until the exit, which
+	 * gives the row up first. 0 not read.
+	 */
+	__u64 wptr;
 };
 
 #define PGMARK_TH_SEEN    1u /* seen once: what it showed then was the baseline */

@@ -142,9 +142,11 @@ static __always_inline void mark_txn_end(__u64 id, __u64 now, __s64 xact_us, __s
  * switch while it ran) began with its statement: StartTransaction() takes the
  * statement's own start timestamp. Whether it aborted, the row does not say:
  * transaction__abort's bit does. What a thread shows the first time is a baseline.
- * Global: the verifier checks it once, apart from the waits' half.
+ * Global: the verifier checks it once, apart from the waits' half. Returns the wait
+ * event pointer to read the backend's wait event through (the one kept in its entry
+ * while its row says it is its own), 0 to read it afresh.
  */
-__noinline int marks_switch_out(__u64 id, __u32 dead)
+__noinline __u64 marks_switch_out(__u64 id, __u32 dead)
 {
 	__u32 tid = (__u32)id, tgid = id >> 32, st = 0, fl;
 	struct pgmark_thread *e;
@@ -185,8 +187,12 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 	if ((bestatus_row_fits ? bestatus_row_read(be, &h, &st, &text) : bestatus_head_read(be, &h)) ||
 	    h.procpid != (__s32)tgid || (!bestatus_row_fits && bestatus_state_read(be, &st)))
 		return 0;
+	/* the row is the backend's: its wait event pointer is its PGPROC's, kept */
+	__u64 wptr = e->wptr;
+	if (!wptr && !bpf_probe_read_user(&wptr, sizeof(wptr), (void *)wait_ptr_addr))
+		e->wptr = wptr;
 	if (!bestatus_between(st) && st != bestatus_st_running && st != bestatus_st_fastpath)
-		return 0; /* starting, or track_activities off: nothing to tell */
+		return wptr; /* starting, or track_activities off: nothing to tell */
 	/* the text buffer of the row is fixed for the server's life */
 	if (!e->raw)
 		e->raw = bestatus_row_fits ? text : bestatus_text_addr(be);
@@ -207,7 +213,7 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 		e->xact_ts = xact;
 		e->flags = PGMARK_TH_SEEN | (xact ? PGMARK_TH_UNTIMED : 0) |
 			   (failed ? PGMARK_TH_FAILED : 0);
-		return 0;
+		return wptr;
 	}
 	if (st == bestatus_st_running || st == bestatus_st_fastpath) {
 		/* inside a statement: its transaction's start, for when it ends */
@@ -220,7 +226,7 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 			e->xact_ts = xact;
 			e->flags = PGMARK_TH_SEEN;
 		}
-		return 0;
+		return wptr;
 	}
 	took = act && act != e->act_ts;
 	ab = abort_take(tid);
@@ -236,7 +242,7 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 				     e->xact_ts && !(fl & PGMARK_TH_UNTIMED));
 		e->xact_ts = 0;
 		e->flags = PGMARK_TH_SEEN | PGMARK_TH_FAILED;
-		return 0;
+		return wptr;
 	}
 	if (st != bestatus_st_idle) {
 		/* idle in a transaction, or in one whose subtransaction failed */
@@ -251,7 +257,7 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 		if (st == bestatus_st_idle_xact_aborted)
 			fl |= PGMARK_TH_ABORTED;
 		e->flags = fl;
-		return 0;
+		return wptr;
 	}
 	aborted = ab || (fl & PGMARK_TH_ABORTED);
 	if (e->xact_ts)
@@ -260,7 +266,7 @@ __noinline int marks_switch_out(__u64 id, __u32 dead)
 		mark_txn_end(id, now, act, sst, aborted, ab, true);
 	e->xact_ts = 0;
 	e->flags = PGMARK_TH_SEEN;
-	return 0;
+	return wptr;
 }
 
 #endif

@@ -692,12 +692,22 @@ __noinline int wait_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 id, __
 	 * sleeping state and calling schedule(): it stays queued) it waits for a CPU, not
 	 * for its wait event, even with one set: a backend preempted between
 	 * pgstat_report_wait_start() and its sleep would otherwise count that wait twice.
-	 * Its CPU stretch is not closed: it goes on when the thread runs again, and the
-	 * switch-out that ends it (a wait, or its exit) reads the statement and splits its
-	 * wall time into the kernel's CPU time and the rest, runnable. A preemption reads
-	 * nothing of the backend.
+	 * Its CPU stretch goes on when the thread runs again, and the switch-out that ends
+	 * it (a wait, or its exit) splits its wall time into the kernel's CPU time and the
+	 * rest, runnable. Only a statement boundary seen in the row closes it here: a
+	 * backend preempted as it wakes its client (which may answer before the backend
+	 * reads again: no wait between the two statements) has its CPU time so far charged
+	 * to the statement that ended. Its wait event is not read.
 	 */
 	if (e->oncpu && !(prev_state & TASK_DEAD_BIT) && (preempt || !task_state_btf(prev))) {
+		if (bestatus_beentry_addr) {
+			struct be_look pl = { .state = ~0u };
+			__u64 was = e->stmt, next = wait_stmt_look(e, tgid, &pl);
+			if (e->stmt != was || next != was) {
+				stretch_close(e, now, prev->se.sum_exec_runtime, true);
+				e->stmt = next;
+			}
+		}
 		e->preempted = 1;
 		return 1;
 	}

@@ -59,9 +59,13 @@ static __always_inline __u64 *span_word(__u32 tid)
  * entry stays only while prev sleeps in a wait; a thread that leaves in another state
  * loses it, so the next wait in the same event is a new span, not a continuation.
  * Preempted with no wait event set (between two sleeps of one wait: a lock wait's
- * deadlock check runs on CPU) it keeps it: that is not a state the thread chose.
+ * deadlock check runs on CPU) it keeps it: that is not a state the thread chose. A
+ * preemption of a thread with no entry does not come here (the caller's): it begins
+ * no wait, its wait starts where it sleeps. wptr: the wait event pointer
+ * marks_switch_out() kept, 0 to read it.
  */
-static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead, bool preempt)
+static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead, bool preempt,
+				       __u64 wptr)
 {
 	__u64 *w = span_word(tid), bit = 1ull << (tid % 64);
 	/* an id above the pid_max the bits were sized for: look it up */
@@ -70,7 +74,7 @@ static __always_inline void switch_out(__u32 tid, __u32 tgid, bool dead, bool pr
 	long ev;
 
 	/* its last switch: a wait word still set is an exiting backend's, not a wait */
-	ev = dead ? 0 : read_wait_event();
+	ev = dead ? 0 : read_wait_event_at(wptr);
 	if (ev <= 0 || (__u32)ev == idle_event || (idle_class && ((__u32)ev >> 24) == idle_class)) {
 		if (e && !(preempt && ev == 0)) {
 			bpf_map_delete_elem(&threads, &tid);
@@ -138,10 +142,21 @@ int BPF_PROG(waitspan_switch, bool preempt, struct task_struct *prev, struct tas
 	switch_ends_read(&s, prev, next, prev_state);
 	/* the clock is read only for a wait: most traced switches are of idle backends */
 	if (s.pt) {
-		/* a marker's end is anchored at this switch-out's clock: before the waits' work */
+		__u64 wptr = 0;
+		/*
+		 * A marker's end is anchored at this switch-out's clock: before the waits'
+		 * work. At every switch-out, preemptions included: a backend preempted as it
+		 * wakes its client may find the next statement there without waiting.
+		 */
 		if (bestatus_beentry_addr)
-			marks_switch_out(s.id, s.dead);
-		switch_out(s.ptid, s.id >> 32, s.dead, preempt);
+			wptr = marks_switch_out(s.id, s.dead);
+		/*
+		 * A preemption (taken off the CPU still runnable) of a thread in no wait
+		 * (no entry: most are) reads nothing more: it begins no wait.
+		 */
+		__u64 *w = span_word(s.ptid);
+		if (s.dead || !preempt || !w || (*w & (1ull << (s.ptid % 64))))
+			switch_out(s.ptid, s.id >> 32, s.dead, preempt, wptr);
 	}
 	if (s.nt)
 		switch_in(s.ntid);

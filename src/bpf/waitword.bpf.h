@@ -46,6 +46,18 @@ static __always_inline long read_wait_event(void)
 	return ev;
 }
 
+/* The same through the pointer ptr when known (read before: one user read, not two). */
+static __always_inline long read_wait_event_at(__u64 ptr)
+{
+	__u32 ev = 0;
+
+	if (!ptr)
+		return read_wait_event();
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(ptr + wait_field_off)))
+		return -1;
+	return ev;
+}
+
 /*
  * The program runs at every context switch of the machine, and most are of tasks it
  * does not trace: the first thing each does is look both tasks up here, one bit each,
