@@ -405,7 +405,7 @@ __noinline int stretch_close(struct wait_thread *e, __u64 now, __u64 exec, bool 
 }
 
 STMTHASH_DEFINE(wait_text_hash, WAIT_TEXT_LEN)
-STMTHASH_DEFINE_WIDE(wait_text_hash_wide, WAIT_TEXT_LEN)
+STMTHASH_DEFINE_FLAT(wait_text_hash_wide, WAIT_TEXT_LEN)
 
 /*
  * The key of the statement text at user address src, the text kept for user space once
