@@ -23,6 +23,7 @@ const volatile __u32 ncpus = 1; /* `counters` index: counter * ncpus + cpu */
  * (100-250 ns cold, at every switch-in and switch-out). No perf event is opened for them.
  */
 const volatile __u32 clock_slots = 0;
+const volatile bool self_time = false; /* DBTAP_STAT_SELF_TIME (stat.h: STAT_ST_*) */
 
 /*
  * Per-CPU counters, one per event and CPU (perf's --bpf-counters layout): they count
@@ -83,6 +84,7 @@ struct look_args {
 	__u32 recv;   /* at a socket read; a switch-out otherwise */
 	__u32 based;  /* false at the thread's first sight, a stretch not seen from its start */
 	__u32 asleep; /* the switch-out is to wait (not preempted) */
+	__u64 t0;     /* self_time: the clock as the run began */
 };
 
 struct scratch {
@@ -110,6 +112,30 @@ static __always_inline struct stat_drops *drops_get(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&drops, &zero);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_ST_N);
+	__type(key, __u32);
+	__type(value, struct stat_self);
+} selftime SEC(".maps");
+
+/* The clock where self_time is on, 0 otherwise. */
+static __always_inline __u64 st_now(void)
+{
+	return self_time ? bpf_ktime_get_ns() : 0;
+}
+
+/* Part k ran from t0 (st_now()) to now. */
+static __always_inline void st_add(__u32 k, __u64 t0)
+{
+	struct stat_self *p;
+
+	if (!self_time || !(p = bpf_map_lookup_elem(&selftime, &k)))
+		return;
+	p->ns += bpf_ktime_get_ns() - t0;
+	p->runs++;
 }
 
 /* Counter i on CPU cpu into v, now the clock's reading (clock_slots). 0 or an error. */
@@ -535,7 +561,10 @@ __noinline int be_emit(struct stat_run *r, __u64 wall)
 {
 	if (!r)
 		return 0;
+	__u64 t0 = st_now();
+
 	stmt_emit(r, r->key, wall);
+	st_add(STAT_ST_EMIT, t0);
 	r->done_ts = r->stmt_ts;
 	be_reset(r);
 	return 1;
@@ -565,7 +594,9 @@ static __always_inline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, 
 
 	if (!r || !sc)
 		return BE_NOBODY;
+	__u64 t0 = st_now();
 	rd = be_row_read(r, tgid, &h, &state, &text);
+	st_add(STAT_ST_ROW, t0);
 	if (rd == -2) {
 		/* not its row (yet): the stretch is nobody's */
 		be_reset(r);
@@ -610,7 +641,9 @@ static __always_inline int be_decide(struct stat_run *r, __u32 tgid, __u32 cpu, 
 			if (dr)
 				dr->unseparated++;
 		}
+		__u64 t1 = st_now();
 		r->key = be_text_key(r, text);
+		st_add(STAT_ST_TEXT, t1);
 		r->stmt_ts = ts;
 		r->active = 1;
 	}
@@ -710,8 +743,10 @@ int be_look(void *ctx)
 	if (!r || !sc)
 		return 0;
 	how = be_decide(r, id >> 32, cpu, sc->look.based);
-	if (sc->look.recv)
+	if (sc->look.recv) {
+		st_add(STAT_ST_RECV, sc->look.t0);
 		return 0;
+	}
 	if ((how & BE_HOW) == BE_RUNS)
 		r->cs++; /* it leaves the CPU mid-statement */
 	/*
@@ -721,6 +756,7 @@ int be_look(void *ctx)
 	 */
 	r->fresh = sc->look.asleep && (how & BE_BETWEEN) &&
 		   ((how & BE_HOW) == BE_ENDED || (how & BE_HOW) == BE_NOBODY);
+	st_add(STAT_ST_OUT, sc->look.t0);
 	return 0;
 }
 
@@ -829,19 +865,30 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	__u64 t0 = st_now();
 	struct switch_ends s;
 	__u32 cpu;
 	int how = 0;
 
 	switch_ends_read(&s, prev, next, prev_state);
-	if (!s.pt && !s.nt)
+	if (!s.pt && !s.nt) {
+		st_add(STAT_ST_UNTRACED, t0);
 		return 0;
+	}
 	cpu = bpf_get_smp_processor_id();
+	if (self_time) {
+		struct scratch *sc = scratch_get();
+		if (sc)
+			sc->look.t0 = t0;
+	}
 	if (s.pt)
 		how = stat_switch_out(s.ptid, cpu, s.dead,
 				      !preempt && (prev_state & TASK_REPORT_SLEEP), s.nt ? s.ntid : 0);
-	if (s.nt && !(how & SW_NEXT_OPEN))
+	if (s.nt && !(how & SW_NEXT_OPEN)) {
+		__u64 t1 = st_now();
 		stat_switch_in(s.ntid, cpu);
+		st_add(STAT_ST_IN, t1);
+	}
 	if (how & SW_LOOK)
 		bpf_tail_call(ctx, &looks, 0); /* filled before attach: cannot miss */
 	return 0;
@@ -851,9 +898,17 @@ int BPF_PROG(on_switch_be, bool preempt, struct task_struct *prev, struct task_s
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 {
-	__u64 id;
+	__u64 t0 = st_now(), id;
 
-	if (recv_traced(ret, flags, &id) && stat_recv((__u32)id, bpf_get_smp_processor_id()))
+	if (!recv_traced(ret, flags, &id))
+		return 0;
+	if (self_time) {
+		struct scratch *sc = scratch_get();
+		if (sc)
+			sc->look.t0 = t0;
+	}
+	if (stat_recv((__u32)id, bpf_get_smp_processor_id()))
 		bpf_tail_call(ctx, &looks, 0);
+	st_add(STAT_ST_RECV_SKIP, t0);
 	return 0;
 }

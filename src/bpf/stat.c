@@ -231,6 +231,7 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 	p->skel->rodata->nctr = p->nctr;
 	p->skel->rodata->ncpus = p->ncpus;
 	p->skel->rodata->clock_slots = p->clock_slots;
+	p->skel->rodata->self_time = o->self_time;
 	bpf_map__set_max_entries(p->skel->maps.counters,
 				 (p->nctr ? p->nctr : 1) * p->ncpus);
 	struct attach_progs progs = { .multi = p->skel->progs.stat_multi,
@@ -326,6 +327,31 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 fail:
 	stat_probe_destroy(p);
 	return EXIT_FAIL;
+}
+
+int stat_probe_self_time(struct stat_probe *p, struct stat_self out[STAT_ST_N])
+{
+	struct stat_self *pc;
+	int ret = 0;
+
+	memset(out, 0, STAT_ST_N * sizeof(*out));
+	if (!p->skel)
+		return 0;
+	pc = calloc(p->ncpus, sizeof(*pc));
+	if (!pc)
+		return -1;
+	for (__u32 k = 0; k < STAT_ST_N && !ret; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.selftime), &k, pc)) {
+			ret = -1;
+			break;
+		}
+		for (int c = 0; c < p->ncpus; c++) {
+			out[k].runs += pc[c].runs;
+			out[k].ns += pc[c].ns;
+		}
+	}
+	free(pc);
+	return ret;
 }
 
 void stat_snapshot_free(struct stat_snapshot *snap)

@@ -93,6 +93,27 @@ struct stat_drops {
 	__u64 unpaired;   /* stretches whose switch-in was not seen: their counts are not in */
 };
 
+/*
+ * The PgBackendStatus path's own clock (DBTAP_STAT_SELF_TIME): runs and ns of each part,
+ * per CPU, the clock read around them (its own reads included). Off, the code is not
+ * there: the flag is read-only, the verifier drops what it guards.
+ */
+enum {
+	STAT_ST_UNTRACED,   /* a switch of two tasks not traced: the dispatch only */
+	STAT_ST_OUT,        /* a traced switch-out with its look, from the run's start */
+	STAT_ST_IN,         /* a switch-in that read the counters itself */
+	STAT_ST_RECV,       /* a traced socket read with its look, from the run's start */
+	STAT_ST_RECV_SKIP,  /* a traced socket read that looked at nothing */
+	STAT_ST_ROW,        /* in a look: the row's read */
+	STAT_ST_TEXT,       /* in a look: a new statement's text read, hashed, kept */
+	STAT_ST_EMIT,       /* in a look: a statement counted (aggregate, histograms) */
+	STAT_ST_N
+};
+
+struct stat_self {
+	__u64 runs, ns;
+};
+
 #ifndef __bpf__
 #include <stdbool.h>
 #include <stdint.h>
@@ -125,6 +146,7 @@ struct stat_probe;
  */
 struct stat_probe_opts {
 	bool per_query; /* --by query; --by transaction otherwise (always the USDT probes) */
+	bool self_time; /* the PgBackendStatus path times its parts (stat_probe_self_time()) */
 	struct bestatus_cfg be;
 };
 
@@ -148,6 +170,8 @@ int stat_probe_fig(const struct stat_probe *p, int ev);
 /* Reads every statement, its sample text and histograms. 0 or -1. */
 int stat_probe_read(struct stat_probe *p, struct stat_snapshot *snap);
 void stat_snapshot_free(struct stat_snapshot *snap);
+/* The parts' runs and ns so far, summed over the CPUs (STAT_ST_*); 0 or -1. */
+int stat_probe_self_time(struct stat_probe *p, struct stat_self out[STAT_ST_N]);
 void stat_probe_destroy(struct stat_probe *p);
 #endif
 

@@ -335,7 +335,8 @@ static int open_sides(struct stat_cmd *c)
 		if (s->is_saved)
 			continue;
 		if (stat_by_stmt(c->by)) {
-			struct stat_probe_opts po = { .per_query = c->by == SB_QUERY };
+			struct stat_probe_opts po = { .per_query = c->by == SB_QUERY,
+						      .self_time = c->self_time };
 			bestatus_locate(c, s, &po);
 			ret = stat_probe_open(&s->probe, &s->t, &po, c->evs, c->nev);
 			if (ret)
@@ -393,6 +394,7 @@ int cmd_stat(int argc, char **argv)
 		hint("split them over two runs");
 		goto fail;
 	}
+	c.self_time = getenv("DBTAP_STAT_SELF_TIME") != NULL;
 	if (c.usdt && c.by != SB_QUERY) {
 		error("--usdt is for --by query");
 		hint("--by transaction always takes the USDT probes; counting takes none");

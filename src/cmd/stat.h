@@ -55,6 +55,7 @@ struct stat_cmd {
 	struct side *sides;
 	int nsides;
 	bool usdt; /* --usdt: statements from the USDT probes, where PgBackendStatus could be read */
+	bool self_time; /* DBTAP_STAT_SELF_TIME: the kernel side's parts timed, on stderr at the end */
 };
 
 /* Why event ev is not counted: its open errno err as perf says it, or never scheduled. */

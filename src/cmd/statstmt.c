@@ -328,8 +328,34 @@ static void json_drops(struct json *j, const struct stat_drops *d)
 	json_object_end(j);
 }
 
+/*
+ * DBTAP_STAT_SELF_TIME: the kernel side's parts (bpf/stat.h, STAT_ST_*) as one line on
+ * stderr with the summary, for bench/ (ns include the clock's own reads).
+ */
+static void self_time_print(const struct side *s)
+{
+	static const char *const names[STAT_ST_N] = {
+		"untraced", "switch_out", "switch_in", "recv", "recv_skip", "row", "text", "emit",
+	};
+	struct stat_self st[STAT_ST_N];
+
+	/* the USDT path has no such parts */
+	if (!s->probe || strcmp(stat_probe_source(s->probe), "pg_backend_status") ||
+	    stat_probe_self_time(s->probe, st))
+		return;
+	fprintf(stderr, "{\"stat_self_time\":{");
+	for (int k = 0; k < STAT_ST_N; k++)
+		fprintf(stderr, "%s\"%s_runs\":%llu,\"%s_ns\":%llu", k ? "," : "", names[k],
+			(unsigned long long)st[k].runs, names[k], (unsigned long long)st[k].ns);
+	fprintf(stderr, "}}\n");
+}
+
 void stat_report_statements(struct stat_cmd *c, const struct frame_report *r)
 {
+	if (c->self_time && r->kind == FRAME_SUMMARY)
+		for (int i = 0; i < c->nsides; i++)
+			if (!c->sides[i].is_saved)
+				self_time_print(&c->sides[i]);
 	struct side *sides = c->sides;
 	int nsides = c->nsides;
 	bool final = r->kind == FRAME_SUMMARY;

@@ -53,7 +53,8 @@ test_expect_success 'set up a cluster and a session' '
 test_expect_success 'N identical statements: N calls; task-clock sum within the backend total; both paths' '
 	for path in pg_backend_status usdt; do
 	opt= && test $path = pg_backend_status || opt=--usdt
-	stat_start q.json -p $bpid --by query $opt -e task-clock,page-faults,context-switches,cpu-migrations &&
+	DBTAP_STAT_SELF_TIME=1 stat_start q.json -p $bpid --by query $opt \
+		-e task-clock,page-faults,context-switches,cpu-migrations &&
 	s0=$(schedstat $bpid) && c0=$(ctxt_switches $bpid) &&
 	t0=$(date +%s%N) &&
 	mapfile -t stmts < <(repeat 40 "select 4242 as dbtap_marker;") &&
@@ -96,6 +97,17 @@ su = d
 assert su[\"calls\"] == 42 and len(su[\"statements\"]) == 3, su
 assert all(v == 0 for v in su[\"dropped\"].values()), su
 assert su[\"statements_from\"] == \"$path\", su
+# DBTAP_STAT_SELF_TIME: the PgBackendStatus path counted each statement once, and read
+# its text once (one backend, all of it before the summary)
+st = [json.loads(l)[\"stat_self_time\"] for l in open(\"q.json.err\") if \"stat_self_time\" in l]
+if \"$path\" == \"pg_backend_status\":
+    assert len(st) == 1, st
+    st = st[0]
+    assert st[\"emit_runs\"] == 42 and st[\"text_runs\"] == 42, st
+    assert st[\"switch_out_runs\"] >= 1 and st[\"row_runs\"] >= 42, st
+    assert all(st[k + \"_ns\"] >= st[k + \"_runs\"] for k in (\"switch_out\", \"row\", \"emit\")), st
+else:
+    assert st == [], st
 " <q.json || return 1
 	done
 '
