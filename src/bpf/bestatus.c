@@ -7,15 +7,12 @@
 #include "pg/layout.h"
 #include "target/mem.h"
 
-/* PostgreSQL's epoch, 2000-01-01 UTC, in Unix seconds. */
-#define PG_EPOCH_UNIX 946684800LL
-
 __s64 bestatus_pg_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((__s64)ts.tv_sec - PG_EPOCH_UNIX) * 1000000 + ts.tv_nsec / 1000;
+	return ((__s64)ts.tv_sec - PG_EPOCH_UNIX_S) * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* A head field at off, size bytes: inside the one copy the reader makes, and aligned. */
