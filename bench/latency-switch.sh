@@ -1,16 +1,18 @@
 #!/bin/bash
 # bench/latency-switch.sh: what `dbtap latency query` costs per statement on each path:
-# the PgBackendStatus path's program at sched_switch, per switch of a traced backend and
-# per switch of anything else, against --usdt's two programs at query__start and
-# query__done plus the trap under each.
+# the PgBackendStatus path's programs at sched_switch, sock_recv_length and
+# sched_process_exit, per look at a traced backend's row and per run of anything else,
+# against --usdt's two programs at query__start and query__done plus the trap under each.
 #
 #	bench/latency-switch.sh [SECS [ROUNDS]]   default 10 s, 1 round (each round: both paths)
 #
 # One throwaway cluster, pgbench's tpcb-like script (-c 2 -j 2, 7 statements a
-# transaction, simple protocol). The PgBackendStatus program runs at every switch of
-# the machine: an idle run (the cluster quiet) gives the cost of a switch that is no
-# traced backend's, a loaded run with latency's own count of the switch-outs it looked
-# at (switches_looked) the cost of one of those. Run times are the kernel's BPF
+# transaction, simple protocol). The PgBackendStatus programs run at every switch and
+# socket read of the machine: an idle run (the cluster quiet) gives the cost of a run
+# that looks at no row (on a quiet machine the cluster's own background processes'
+# looks weigh in it), a loaded run with latency's own count of its looks
+# (switches_looked) the cost of one of those; the total a transaction is every one of
+# the three programs' run time. Run times are the kernel's BPF
 # statistics (kernel.bpf_stats_enabled) of the programs the dbtap process holds; the
 # trap under a USDT program is `dbtap bench usdt` measured in the same round.
 # Ratios and costs measured here, never absolute targets: machines differ.
@@ -76,20 +78,27 @@ for round in $(seq 1 "$ROUNDS"); do
 import json, sys
 idle, loaded, usdt = (json.loads(a) for a in sys.argv[1:4])
 trap = float(sys.argv[4])
-ir, ins = idle["progs"].get("stmt_switch", (0, 0))
-untraced = ins / max(1, ir)
-r, ns = loaded["progs"].get("stmt_switch", (0, 0))
-er, ens = loaded["progs"].get("stmt_exit", (0, 0))
+# The looks (switches_looked) are made at switch-outs and at socket reads
+# (stmt_recv, where the kernel has sock_recv_length): each program's runs that are
+# no look cost what its runs cost in the idle run; what the programs cost beyond
+# that, over the looks, is a look's cost.
 looked, tx, st = loaded["looked"], max(1, loaded["tx"]), loaded["statements"]
-traced = (ns - (r - looked) * untraced) / max(1, looked)
-print("  PgBackendStatus: stmt_switch %.0f ns a run over all %d runs (%.1f a transaction)"
-      % (ns / max(1, r), r, r / tx))
-print("    a switch of no traced thread %.0f ns (idle run), of a traced backend %.0f ns"
-      " (derived; %.1f looked at a transaction, %.2f statements counted a look)"
-      % (untraced, traced, looked / tx, st / max(1, looked)))
-print("    per transaction: %.0f ns of BPF in all (%.0f ns in the backends' own switch-outs),"
-      " stmt_exit %d runs; %d transactions, %.2f statements each"
-      % ((ns + ens) / tx, traced * looked / tx, er, loaded["tx"], st / tx))
+total = base = 0
+for n in ("stmt_switch", "stmt_recv", "stmt_exit"):
+    r, ns = loaded["progs"].get(n, (0, 0))
+    ir, ins = idle["progs"].get(n, (0, 0))
+    total += ns
+    base += r * ins / ir if ir else 0
+    if r:
+        print("  PgBackendStatus: %s %.0f ns a run over all %d runs (%.1f a transaction);"
+              " %.0f ns a run in the idle run" % (n, ns / r, r, r / tx, ins / max(1, ir)))
+traced = (total - base) / max(1, looked)
+print("    a look at a traced backend's row %.0f ns beyond a run that looks at nothing"
+      " (derived; %.1f looks a transaction, %.2f statements counted a look)"
+      % (traced, looked / tx, st / max(1, looked)))
+print("    per transaction: %.0f ns of BPF in all (%.0f ns of it the looks beyond that);"
+      " %d transactions, %.2f statements each"
+      % (total / tx, traced * looked / tx, loaded["tx"], st / tx))
 ut = max(1, usdt["tx"])
 tot = 0.0
 parts = []
