@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # tests/lib/killtest.py: SIGKILLs a tracer at random moments and checks that it left nothing.
 #
-#   killtest.py --kills N --postmaster PID --funcs PAT[,PAT] [--seed S] -- CMD... [-- CMD...]...
+#   killtest.py --kills N --postmaster PID --funcs PAT[,PAT] [--seed S] [--min-teardown M]
+#               -- CMD... [-- CMD...]...
 #
 # Each CMD is a whole dbtap command line (a unique binary name, so that its processes,
 # the ones it forks included, are found by their comm). Kill i runs CMD i mod len,
@@ -9,7 +10,11 @@
 #   attach   (25 %) at a random moment between exec and its "tracing" line
 #   tracing  (15 %) at a random moment while it traces
 #   teardown (60 %) 0-40 ms after its final report, while it releases its probes
-# (the phase reported is the one it was really in). After each kill, once every process
+# (the phase reported is the one it was really in: an attach kill after a quick
+# start-up lands while it traces, a teardown kill after a quick exit finds it gone).
+# With --min-teardown M, teardown kills go on after the N, the commands in turn, until M
+# of them have landed in a teardown (at most N more): the draw alone cannot promise it.
+# After each kill, once every process
 # of that binary is gone (reaped: this script is their subreaper): every BPF object it held (its fdinfo and its children's, read
 # just before the kill) is gone; in every process of the cluster each USDT semaphore is
 # back to its value before and each probe site (USDT sites, entries of --funcs) holds the
@@ -36,7 +41,7 @@ REPORT = re.compile(r'"report": ?"summary"')
 
 
 def parse_args(argv):
-    o = {"kills": 20, "seed": None, "funcs": [], "cmds": []}
+    o = {"kills": 20, "seed": None, "funcs": [], "cmds": [], "min_teardown": 0}
     while argv and argv[0] != "--":
         k, v = argv[0], argv[1]
         argv = argv[2:]
@@ -48,6 +53,8 @@ def parse_args(argv):
             o["funcs"] = v.split(",")
         elif k == "--seed":
             o["seed"] = int(v)
+        elif k == "--min-teardown":
+            o["min_teardown"] = int(v)
     cur = None
     for a in argv:
         if a == "--":
@@ -229,10 +236,12 @@ def main():
         raise SystemExit(f"error: postmaster {o['postmaster']} cannot be read")
     leaks0 = len(leak_lines())
     counts = {"attach": 0, "tracing": 0, "teardown": 0, "exited": 0}
-    for i in range(o["kills"]):
+    i = 0
+    while i < o["kills"] or (counts["teardown"] < o["min_teardown"] and i < 2 * o["kills"]):
         cmd = o["cmds"][i % len(o["cmds"])]
         comm = os.path.basename(cmd[0])[:15]
-        phase = rng.choices(["attach", "tracing", "teardown"], [25, 15, 60])[0]
+        phase = (rng.choices(["attach", "tracing", "teardown"], [25, 15, 60])[0]
+                 if i < o["kills"] else "teardown")
         for attempt in range(30):
             slots0 = slots_free() if "watch" in cmd else None
             real, ids, rc, err = one_kill(cmd, phase, rng)
@@ -271,7 +280,11 @@ def main():
                                  f"{slots0} before")
         print(f"kill {i}: {real}: {' '.join(cmd[1:3])}: {len(ids)} BPF objects gone, "
               f"{len(now)} processes clean", flush=True)
-    print(f"ok {o['kills']} kills (attach {counts['attach']}, tracing {counts['tracing']}, "
+        i += 1
+    if counts["teardown"] < o["min_teardown"]:
+        raise SystemExit(f"error: {counts['teardown']} of {i} kills landed in a teardown, "
+                         f"{o['min_teardown']} asked")
+    print(f"ok {i} kills (attach {counts['attach']}, tracing {counts['tracing']}, "
           f"teardown {counts['teardown']}, ended before the kill {counts['exited']})")
 
 
