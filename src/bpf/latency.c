@@ -127,17 +127,10 @@ struct lat_probe *lat_probe_open(const struct lat_probe_opts *o)
 	stathash_dfa_fill((__u16 *)lp->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(lp->skel->skeleton, "latency", o->target))
 		goto fail;
-	if (lp->bestatus) {
-		/* before attaching: the tracepoints' programs tail-call into stmt_look */
-		__u32 slot = 0;
-		int look = bpf_program__fd(lp->skel->progs.stmt_look);
-
-		if (bpf_map_update_elem(bpf_map__fd(lp->skel->maps.look_prog), &slot, &look, 0)) {
-			error_errno("cannot set up the latency BPF program's tail call");
-			hint("'dbtap -v latency query' shows the programs the kernel loaded");
-			goto fail;
-		}
-	}
+	/* before attaching: the tracepoints' programs tail-call into stmt_look */
+	if (lp->bestatus && bpf_loader_tail_call(lp->skel->maps.look_prog,
+						 lp->skel->progs.stmt_look, "latency"))
+		goto fail;
 	attach_plan_init(&plan, o->target);
 	if (lp->bestatus) {
 		/* statements begun before this are not counted: their start was not seen */

@@ -59,6 +59,20 @@ static int ring_rec(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+int bpf_loader_tail_call(const struct bpf_map *map, const struct bpf_program *prog,
+			 const char *what)
+{
+	__u32 slot = 0;
+	int fd = bpf_program__fd(prog);
+
+	if (bpf_map_update_elem(bpf_map__fd(map), &slot, &fd, 0)) {
+		error_errno("cannot set up the %s BPF programs' tail call", what);
+		hint("run as root; 'dbtap doctor' checks BPF support");
+		return -1;
+	}
+	return 0;
+}
+
 int bpf_loader_ring(struct bpf_ring *r, const struct bpf_map *map,
 		    bool (*deliver)(const void *data, size_t len, bpf_ring_fn fn, void *arg),
 		    const char *what)

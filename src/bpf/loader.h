@@ -50,6 +50,12 @@ struct bpf_ring {
 	int nrec;
 };
 
+/*
+ * Puts loaded program prog in slot 0 of prog array map, where the object's programs
+ * tail-call it; 0, or -1 with the error (naming what: "latency") and a hint printed.
+ */
+int bpf_loader_tail_call(const struct bpf_map *map, const struct bpf_program *prog,
+			 const char *what);
 /* Opens r on map; 0, or -1 with the error (naming what: "profile") and a hint printed. */
 int bpf_loader_ring(struct bpf_ring *r, const struct bpf_map *map,
 		    bool (*deliver)(const void *data, size_t len, bpf_ring_fn fn, void *arg),

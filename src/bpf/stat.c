@@ -269,16 +269,9 @@ int stat_probe_open(struct stat_probe **out, const struct target *t,
 	stathash_dfa_fill((__u16 *)p->skel->rodata->stathash_dfa);
 	if (bpf_loader_load(p->skel->skeleton, "stat", t))
 		goto fail;
-	if (be) {
-		/* the look both sched_switch and sock_recv_length programs tail-call */
-		__u32 zero = 0;
-		int fd = bpf_program__fd(p->skel->progs.be_look);
-		if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.looks), &zero, &fd, 0)) {
-			error_errno("cannot hand the row's look to the BPF programs");
-			hint("run as root");
-			goto fail;
-		}
-	}
+	/* the look both sched_switch and sock_recv_length programs tail-call */
+	if (be && bpf_loader_tail_call(p->skel->maps.looks, p->skel->progs.be_look, "stat"))
+		goto fail;
 	for (__u32 i = 0; i < (__u32)(p->nctr * p->ncpus); i++) {
 		if (p->fds[i] < 0)
 			continue;
